@@ -1,0 +1,160 @@
+// Package faults wraps a driver.Conn so tests can make one node slow,
+// failing, unreachable or forgetful on demand.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// ErrInjected is the error a node returns in Fail mode.
+var ErrInjected = errors.New("faults: injected node failure")
+
+// Mode is what a Conn does with the next call.
+type Mode int
+
+const (
+	// Pass forwards calls unchanged.
+	Pass Mode = iota
+	// Fail returns ErrInjected without forwarding.
+	Fail
+	// Hang blocks until the call's context is done, like an unreachable
+	// node.
+	Hang
+	// LoseReply forwards the call, so it takes effect on the node, then
+	// returns ErrInjected as if the reply was lost on the way back.
+	LoseReply
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Pass:
+		return "pass"
+	case Fail:
+		return "fail"
+	case Hang:
+		return "hang"
+	case LoseReply:
+		return "lose-reply"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Conn is a driver.Conn with switchable faults. The zero fault settings
+// forward every call. It is safe for concurrent use.
+type Conn struct {
+	next driver.Conn
+
+	mu       sync.Mutex
+	mode     Mode
+	delay    time.Duration
+	noScript bool
+	hook     func(method string)
+
+	calls atomic.Int64
+}
+
+var _ driver.Conn = (*Conn)(nil)
+
+// Wrap returns a Conn that forwards to next.
+func Wrap(next driver.Conn) *Conn {
+	return &Conn{next: next}
+}
+
+// Set changes what the following calls do.
+func (c *Conn) Set(m Mode) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mode = m
+}
+
+// Delay makes every call wait d (or until its context is done) before
+// doing anything else.
+func (c *Conn) Delay(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.delay = d
+}
+
+// ForgetScripts makes every EvalSha report ErrNoScript, as a node does right
+// after SCRIPT FLUSH or a restart, until it is called with false.
+func (c *Conn) ForgetScripts(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noScript = on
+}
+
+// OnCall sets a function called at the start of every call with the method
+// name ("Eval", "EvalSha", "ScriptLoad").
+func (c *Conn) OnCall(hook func(method string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hook = hook
+}
+
+// Calls returns how many calls reached the wrapper.
+func (c *Conn) Calls() int64 { return c.calls.Load() }
+
+func (c *Conn) settings() (mode Mode, delay time.Duration, noScript bool, hook func(string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mode, c.delay, c.noScript, c.hook
+}
+
+func (c *Conn) do(ctx context.Context, method string, forward func() (any, error)) (any, error) {
+	c.calls.Add(1)
+	if _, _, _, hook := c.settings(); hook != nil {
+		hook(method)
+	}
+	// Read the settings after the hook, so a hook can set up this call's
+	// fault.
+	mode, delay, _, _ := c.settings()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	switch mode {
+	case Fail:
+		return nil, ErrInjected
+	case Hang:
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case LoseReply:
+		forward()
+		return nil, ErrInjected
+	}
+	return forward()
+}
+
+// Eval implements driver.Conn.
+func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	return c.do(ctx, "Eval", func() (any, error) { return c.next.Eval(ctx, script, keys, args) })
+}
+
+// EvalSha implements driver.Conn.
+func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	return c.do(ctx, "EvalSha", func() (any, error) {
+		if _, _, noScript, _ := c.settings(); noScript {
+			return nil, fmt.Errorf("faults: %w", driver.ErrNoScript)
+		}
+		return c.next.EvalSha(ctx, sha1, keys, args)
+	})
+}
+
+// ScriptLoad implements driver.Conn.
+func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	reply, err := c.do(ctx, "ScriptLoad", func() (any, error) { return c.next.ScriptLoad(ctx, script) })
+	digest, _ := reply.(string)
+	return digest, err
+}

@@ -1,0 +1,345 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+// Client grants locks over a fixed set of independent Redis nodes. It is
+// safe for concurrent use and holds no resources of its own: the Conns
+// given to New stay owned by the caller.
+type Client struct {
+	nodes []*scripts.Node
+	cfg   config
+}
+
+// New returns a Client that grants a lock when a majority of conns grant
+// it. Each Conn must reach an independent Redis node (a server, or a
+// Cluster or Sentinel deployment addressed through one client); the
+// majority is counted over len(conns), whether or not the nodes are
+// reachable.
+//
+// New does no I/O. It reports an error matching ErrInvalidArgument when
+// conns is empty, holds a nil Conn or the same node twice (which would let
+// fewer than a majority of real nodes grant a lock), or an option is
+// invalid.
+func New(conns []driver.Conn, opts ...Option) (*Client, error) {
+	if len(conns) == 0 {
+		return nil, invalidf("no nodes given")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]int, len(conns))
+	nodes := make([]*scripts.Node, len(conns))
+	for i, conn := range conns {
+		if isNil(conn) {
+			return nil, invalidf("node %d is a nil Conn", i)
+		}
+		for j := range i {
+			if sameValue(conn, conns[j]) {
+				return nil, invalidf("node %d is the same Conn as node %d", i, j)
+			}
+		}
+		if idf, ok := conn.(driver.Identifier); ok {
+			id := idf.NodeID()
+			if j, dup := ids[id]; dup {
+				return nil, invalidf("node %d talks to the same node as node %d (%s)", i, j, id)
+			}
+			ids[id] = i
+		}
+		nodes[i] = scripts.NewNode(conn)
+	}
+	return &Client{nodes: nodes, cfg: cfg}, nil
+}
+
+func isNil(conn driver.Conn) bool {
+	if conn == nil {
+		return true
+	}
+	v := reflect.ValueOf(conn)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// sameValue compares two Conns with == where their dynamic type allows it,
+// since == on an incomparable type panics.
+func sameValue(a, b driver.Conn) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}
+
+// Lock acquires a lock on the resource key for ttl, retrying as the
+// RetryStrategy allows while the key is held elsewhere or too few nodes
+// answer. The returned Lock is valid until [Lock.ValidUntil]; the holder
+// must finish, Extend or stop using the resource before then.
+//
+// When no attempt succeeds it returns an error matching ErrNotAcquired,
+// usually a *QuorumError describing the last attempt. When ctx ends first,
+// the error also matches ctx.Err(). Every failed attempt is cleaned up on
+// all nodes, even when ctx was cancelled, so no key of this caller is left
+// behind.
+func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	return c.lock(ctx, []string{key}, ttl, c.cfg.retry)
+}
+
+// TryLock makes a single attempt to acquire the lock on key for ttl,
+// without retries. Errors are as for Lock.
+func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	return c.lock(ctx, []string{key}, ttl, NoRetry())
+}
+
+// LockMulti acquires one lock over several resources, retrying like Lock.
+// Each node grants all keys or none in one atomic script, so a partial
+// overlap with another lock fails without touching any key. keys must be
+// distinct and non-empty. On a Redis Cluster node all keys must hash to one
+// slot: give them a common hash tag, as in "{order:42}:payment" and
+// "{order:42}:stock".
+func (c *Client) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
+	return c.lock(ctx, keys, ttl, c.cfg.retry)
+}
+
+// TryLockMulti is LockMulti with a single attempt.
+func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
+	return c.lock(ctx, keys, ttl, NoRetry())
+}
+
+// Resume takes over a lock acquired elsewhere, for example by another
+// process, from its key and value ([Lock.Value]). It sets the TTL of the
+// keys that still hold value to ttl on every node, exactly as Extend does,
+// and returns a Lock valid from that round. The keys are never created: if
+// a quorum of nodes no longer holds value, the error matches ErrNotHeld.
+func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
+	if value == "" {
+		return nil, invalidf("empty lock value")
+	}
+	req, err := c.newRequest([]string{key}, ttl)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{client: c, req: req, value: value}
+	if err := l.extend(ctx, req); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// request is a validated set of keys and TTL with everything derived from
+// them.
+type request struct {
+	names       []string // as given by the caller
+	keys        []string // with the key prefix
+	ttl         time.Duration
+	ttlArg      string // ttl in milliseconds, as sent to the nodes
+	drift       time.Duration
+	nodeTimeout time.Duration
+}
+
+func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) {
+	if len(names) == 0 {
+		return request{}, invalidf("no keys given")
+	}
+	for i, name := range names {
+		if name == "" {
+			return request{}, invalidf("empty key")
+		}
+		for _, prev := range names[:i] {
+			if prev == name {
+				return request{}, invalidf("key %q given twice", name)
+			}
+		}
+	}
+	if ttl < time.Millisecond {
+		return request{}, invalidf("ttl %v is below the 1ms resolution of key expiry", ttl)
+	}
+	// Nodes keep expiry in whole milliseconds; the lock's validity is
+	// computed from the TTL the nodes actually get.
+	ttl = ttl.Truncate(time.Millisecond)
+	drift := quorum.Drift(ttl, c.cfg.driftFactor)
+	if drift >= ttl {
+		return request{}, invalidf("ttl %v leaves no validity after the clock-drift allowance of %v", ttl, drift)
+	}
+	nodeTimeout := c.cfg.nodeTimeout
+	if !c.cfg.nodeTimeoutSet {
+		nodeTimeout = min(time.Duration(float64(ttl)*DefaultNodeTimeoutFraction), DefaultNodeTimeoutMax)
+	}
+	if nodeTimeout >= ttl {
+		return request{}, invalidf("node timeout %v is not below the ttl %v", nodeTimeout, ttl)
+	}
+	keys := names
+	if c.cfg.keyPrefix != "" {
+		keys = make([]string, len(names))
+		for i, name := range names {
+			keys[i] = c.cfg.keyPrefix + name
+		}
+	}
+	return request{
+		names:       names,
+		keys:        keys,
+		ttl:         ttl,
+		ttlArg:      strconv.FormatInt(ttl.Milliseconds(), 10),
+		drift:       drift,
+		nodeTimeout: nodeTimeout,
+	}, nil
+}
+
+func checkContext(ctx context.Context) error {
+	if ctx == nil {
+		return invalidf("nil Context")
+	}
+	return nil
+}
+
+func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, retry RetryStrategy) (*Lock, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
+	req, err := c.newRequest(names, ttl)
+	if err != nil {
+		return nil, err
+	}
+	var timer *time.Timer
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
+		}
+		l, err := c.attempt(ctx, req)
+		if err == nil {
+			return l, nil
+		}
+		var qe *QuorumError
+		if !errors.As(err, &qe) {
+			return nil, err
+		}
+		qe.Attempts = attempt
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", qe, ctx.Err())
+		}
+		delay, ok := retry.NextDelay(attempt)
+		if !ok {
+			return nil, qe
+		}
+		if timer == nil {
+			timer = time.NewTimer(delay)
+			defer timer.Stop()
+		} else {
+			timer.Reset(delay)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", qe, ctx.Err())
+		}
+	}
+}
+
+// attempt makes one round of acquire requests with a fresh value.
+func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
+	value, err := c.cfg.newValue()
+	if err != nil {
+		return nil, fmt.Errorf("redlock: generating a lock value: %w", err)
+	}
+	if value == "" {
+		return nil, fmt.Errorf("redlock: the value generator returned an empty value")
+	}
+	args := []string{value, req.ttlArg}
+	start := time.Now()
+	results := c.round(ctx, scripts.Acquire, req, args)
+	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	qe := c.tally("lock", req, results, isOne)
+	if quorum.Granted(qe.Granted, len(c.nodes), validity) {
+		return &Lock{client: c, req: req, value: value, validUntil: start.Add(req.ttl - req.drift)}, nil
+	}
+	qe.Validity = validity
+	c.cleanup(ctx, req, value, results)
+	return nil, qe
+}
+
+// cleanup releases a failed attempt's keys on every node that may hold
+// them: all but those that refused, since a refusal means the script ran and
+// wrote nothing. It is detached from ctx's cancellation so that a caller
+// giving up leaves nothing behind.
+func (c *Client) cleanup(ctx context.Context, req request, value string, results []result) {
+	var pending []int
+	for i, r := range results {
+		if r.err != nil || r.reply != int64(0) {
+			pending = append(pending, i)
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	args := []string{value}
+	quorum.FanOut(context.WithoutCancel(ctx), len(pending), req.nodeTimeout, func(ctx context.Context, i int) {
+		c.nodes[pending[i]].Run(ctx, scripts.Release, req.keys, args)
+	})
+}
+
+// result is one node's answer in a round.
+type result struct {
+	reply any
+	err   error
+}
+
+// round runs script on every node at once, each bounded by the per-node
+// timeout.
+func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string) []result {
+	results := make([]result, len(c.nodes))
+	quorum.FanOut(ctx, len(c.nodes), req.nodeTimeout, func(nodeCtx context.Context, i int) {
+		reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
+		if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
+			err = ErrNodeTimeout
+		}
+		results[i] = result{reply: reply, err: err}
+	})
+	return results
+}
+
+// timedOut reports whether a node's context has reached its deadline. A
+// client that turns the deadline into a socket timeout can fail a moment
+// before the context itself reports it, so the clock is checked too.
+func timedOut(nodeCtx context.Context) bool {
+	if errors.Is(nodeCtx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	deadline, ok := nodeCtx.Deadline()
+	return ok && !time.Now().Before(deadline)
+}
+
+// tally counts the votes of a round. granted tells whether a reply is a yes;
+// any other integer is a refusal and anything else a node error.
+func (c *Client) tally(op string, req request, results []result, granted func(any) bool) *QuorumError {
+	qe := &QuorumError{Op: op, Keys: req.names, Nodes: len(c.nodes), Quorum: quorum.Size(len(c.nodes))}
+	for i, r := range results {
+		switch {
+		case r.err != nil:
+			qe.Errors = append(qe.Errors, &NodeError{Node: i, Err: r.err})
+		case granted(r.reply):
+			qe.Granted++
+		default:
+			if _, ok := r.reply.(int64); ok {
+				qe.Refused++
+			} else {
+				qe.Errors = append(qe.Errors, &NodeError{Node: i, Err: fmt.Errorf("unexpected reply %#v", r.reply)})
+			}
+		}
+	}
+	return qe
+}
+
+func isOne(reply any) bool { return reply == int64(1) }

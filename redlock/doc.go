@@ -1,0 +1,74 @@
+// Package redlock implements distributed locks over several independent
+// Redis nodes with the Redlock algorithm.
+//
+// A lock is granted when a majority of the nodes given to [New] set the
+// lock's key within its validity time. Each node is reached through a
+// [driver.Conn]; the adapter modules build one from the Redis client an
+// application already has:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "10.0.0.1:6379"})
+//	client, err := redlock.New([]driver.Conn{goredis.New(rdb), ...})
+//	...
+//	lock, err := client.Lock(ctx, "invoice:42", 10*time.Second)
+//	if err != nil {
+//		return err
+//	}
+//	defer lock.Unlock(ctx)
+//
+// # How a lock is acquired
+//
+// Each attempt draws a fresh 128-bit random value and asks every node at
+// once, each within a per-node timeout far below the TTL, to set the key to
+// that value if it does not exist. With start taken on the monotonic clock
+// before the requests and elapsed the time they took, the lock is granted
+// when at least len(nodes)/2+1 nodes agreed and
+//
+//	validity = ttl - elapsed - (ttl*driftFactor + 2ms) > 0
+//
+// It is then valid until start + ttl - drift ([Lock.ValidUntil]). A failed
+// attempt is released on every node that may have set the key, and Lock
+// retries after a jittered delay chosen by its [RetryStrategy].
+//
+// Every script compares the stored value with the caller's before touching
+// a key, so only the owner can extend or release a lock, and an extension
+// never re-creates a key that has expired.
+//
+// On the wire a lock is a plain string key named after the resource and
+// holding the random value, as in the other Redlock implementations, so
+// processes using different libraries on the same resource exclude each
+// other. [WithKeyPrefix] changes the key name.
+//
+// # Operational requirements
+//
+// Redlock's guarantee holds only if a node never forgets a lock before its
+// TTL runs out. Run every node with:
+//
+//   - maxmemory-policy noeviction (or no maxmemory), so lock keys are never
+//     evicted;
+//   - appendonly yes with appendfsync always, or else a restart delayed by
+//     more than the longest TTL in use, so a crashed node does not come
+//     back without the keys it granted;
+//   - no asynchronous replica promoted behind the node's address: a
+//     failover can lose the latest writes. A Cluster or Sentinel deployment
+//     used as one node has this weakness; independent masters do not.
+//
+// Clocks need not be synchronised, but they must run at about the same
+// rate: the drift allowance ([WithDriftFactor]) covers small differences.
+//
+// # Errors
+//
+// Failures to obtain or keep a lock match a sentinel with errors.Is:
+// [ErrNotAcquired] for Lock and TryLock, [ErrNotHeld] for Extend, Unlock and
+// Resume ([ErrExpired] and [ErrReleased] match it too). The details of the
+// round of requests behind them are in a [*QuorumError], reachable with
+// errors.As, which lists per-node failures as [*NodeError]. When the
+// caller's context ends, its error is kept in the chain, so
+// errors.Is(err, context.Canceled) works. Bad arguments and options match
+// [ErrInvalidArgument]; nothing here panics on bad input.
+//
+// # Concurrency
+//
+// A [Client] and a [Lock] are safe for concurrent use. Each round of
+// requests starts one goroutine per node beyond the first and waits for all
+// of them before it returns; no goroutine outlives the call that started it.
+package redlock

@@ -1,0 +1,135 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Match them with errors.Is: the errors locksmith returns
+// wrap them with details.
+var (
+	// ErrNotAcquired is matched by the error of a Lock or TryLock call that
+	// did not get the lock: the nodes were held by another owner,
+	// unreachable or too slow, and the retry budget or the caller's
+	// context ran out.
+	ErrNotAcquired = errors.New("redlock: lock not acquired")
+
+	// ErrNotHeld is matched by the error of an Extend, Unlock or Resume
+	// that a quorum of nodes did not confirm: the lock expired, was taken
+	// over, or too many nodes failed. ErrExpired and ErrReleased match it
+	// too.
+	ErrNotHeld = errors.New("redlock: lock not held")
+
+	// ErrExpired is returned by Extend when the lock's validity has
+	// already passed on the local monotonic clock. No node is contacted:
+	// the keys may already belong to another owner. It matches ErrNotHeld.
+	ErrExpired error = &chainedError{"redlock: lock not held: its validity has passed", ErrNotHeld}
+
+	// ErrReleased is returned by Extend after Unlock, and by Unlock after
+	// an Unlock that a quorum confirmed. It matches ErrNotHeld.
+	ErrReleased error = &chainedError{"redlock: lock not held: already released", ErrNotHeld}
+
+	// ErrInvalidArgument is matched by every error about a bad argument or
+	// option: it is a bug in the caller, never a condition of the nodes.
+	ErrInvalidArgument = errors.New("redlock: invalid argument")
+
+	// ErrNodeTimeout is the error of a node that did not reply within the
+	// per-node timeout. It is found inside a NodeError.
+	ErrNodeTimeout = errors.New("redlock: node did not reply within the per-node timeout")
+)
+
+// chainedError is a sentinel that also matches a more general sentinel.
+type chainedError struct {
+	msg    string
+	parent error
+}
+
+func (e *chainedError) Error() string { return e.msg }
+func (e *chainedError) Unwrap() error { return e.parent }
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// NodeError is the failure of one node in a round of requests.
+type NodeError struct {
+	// Node is the index of the node in the slice given to New.
+	Node int
+	// Err is what went wrong: the driver's error, ErrNodeTimeout, or an
+	// unexpected reply.
+	Err error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("node %d: %v", e.Node, e.Err)
+}
+
+// Unwrap returns e.Err.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// QuorumError describes a round of requests to the nodes that did not
+// reach a quorum, or that reached one too late to leave any validity.
+//
+// It matches ErrNotAcquired when Op is "lock" and ErrNotHeld otherwise, and
+// each of its NodeErrors is reachable with errors.As.
+type QuorumError struct {
+	// Op is "lock", "extend" or "unlock".
+	Op string
+	// Keys are the lock's resource names, as the caller gave them.
+	Keys []string
+	// Nodes is the number of configured nodes and Quorum how many of them
+	// must agree.
+	Nodes, Quorum int
+	// Granted counts the nodes that did what was asked; Refused counts the
+	// nodes that answered that the keys belong to another owner (lock) or
+	// no longer hold this lock's value (extend, unlock).
+	Granted, Refused int
+	// Validity is what was left of the TTL after the round, for lock and
+	// extend. A round with Granted >= Quorum fails when it is <= 0.
+	Validity time.Duration
+	// Attempts is the number of rounds a Lock call made; 1 for TryLock,
+	// 0 for extend and unlock.
+	Attempts int
+	// Errors holds the nodes that failed, in node order.
+	Errors []*NodeError
+}
+
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	switch e.Op {
+	case "lock":
+		b.WriteString("redlock: lock not acquired on ")
+	default:
+		fmt.Fprintf(&b, "redlock: %s not confirmed on ", e.Op)
+	}
+	fmt.Fprintf(&b, "%q: %d of %d nodes granted, quorum is %d", strings.Join(e.Keys, ","), e.Granted, e.Nodes, e.Quorum)
+	if e.Granted >= e.Quorum && e.Validity <= 0 {
+		fmt.Fprintf(&b, ", but the round left no validity (%v)", e.Validity)
+	}
+	if e.Refused > 0 {
+		fmt.Fprintf(&b, "; %d refused", e.Refused)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, "; after %d attempts", e.Attempts)
+	}
+	for _, ne := range e.Errors {
+		fmt.Fprintf(&b, "; %v", ne)
+	}
+	return b.String()
+}
+
+// Unwrap returns the matching sentinel followed by the node errors.
+func (e *QuorumError) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Errors))
+	if e.Op == "lock" {
+		errs = append(errs, ErrNotAcquired)
+	} else {
+		errs = append(errs, ErrNotHeld)
+	}
+	for _, ne := range e.Errors {
+		errs = append(errs, ne)
+	}
+	return errs
+}

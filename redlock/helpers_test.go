@@ -1,0 +1,84 @@
+package redlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/faults"
+	"github.com/locksmith-go/locksmith/internal/resp"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// cluster is a set of in-process Redis nodes, each behind a fault
+// injector.
+type cluster struct {
+	servers []*miniredis.Miniredis
+	faults  []*faults.Conn
+	conns   []driver.Conn
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	c := &cluster{}
+	for range n {
+		s := miniredis.RunT(t)
+		rc := resp.Dial(s.Addr())
+		t.Cleanup(func() { rc.Close() })
+		f := faults.Wrap(rc)
+		c.servers = append(c.servers, s)
+		c.faults = append(c.faults, f)
+		c.conns = append(c.conns, f)
+	}
+	return c
+}
+
+func (c *cluster) client(t *testing.T, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	client, err := redlock.New(c.conns, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return client
+}
+
+// holders returns how many nodes hold key with value.
+func (c *cluster) holders(t *testing.T, key, value string) int {
+	t.Helper()
+	n := 0
+	for _, s := range c.servers {
+		if got, err := s.Get(key); err == nil && got == value {
+			n++
+		}
+	}
+	return n
+}
+
+// keyCount returns the number of keys over all nodes.
+func (c *cluster) keyCount() int {
+	n := 0
+	for _, s := range c.servers {
+		n += len(s.Keys())
+	}
+	return n
+}
+
+// setFaults puts the first len(modes) nodes into the given modes.
+func (c *cluster) setFaults(modes ...faults.Mode) {
+	for i, m := range modes {
+		c.faults[i].Set(m)
+	}
+}
+
+// mustLock acquires key or fails the test.
+func mustLock(t *testing.T, c *redlock.Client, key string, ttl time.Duration) *redlock.Lock {
+	t.Helper()
+	l, err := c.Lock(context.Background(), key, ttl)
+	if err != nil {
+		t.Fatalf("Lock(%q): %v", key, err)
+	}
+	return l
+}

@@ -1,0 +1,136 @@
+package redlock
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"math"
+	"time"
+)
+
+// An Option configures a Client. Options are made by the With* functions.
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// Defaults of the options.
+const (
+	// DefaultDriftFactor is the share of the TTL set aside for clock drift
+	// between the client and the nodes.
+	DefaultDriftFactor = 0.01
+
+	// DefaultNodeTimeoutFraction is the share of the TTL a node may take to
+	// reply when WithNodeTimeout is not given, up to
+	// DefaultNodeTimeoutMax.
+	DefaultNodeTimeoutFraction = 0.05
+
+	// DefaultNodeTimeoutMax caps the per-node timeout derived from the TTL.
+	DefaultNodeTimeoutMax = time.Second
+
+	// DefaultRetryDelay, DefaultRetryJitter and DefaultRetryCount make the
+	// default strategy: ConstantBackoff(DefaultRetryDelay,
+	// DefaultRetryJitter, DefaultRetryCount).
+	DefaultRetryDelay  = 50 * time.Millisecond
+	DefaultRetryJitter = 200 * time.Millisecond
+	DefaultRetryCount  = 32
+)
+
+type config struct {
+	retry          RetryStrategy
+	driftFactor    float64
+	nodeTimeout    time.Duration // used when nodeTimeoutSet
+	nodeTimeoutSet bool          // false: derived from each call's TTL
+	newValue       func() (string, error)
+	keyPrefix      string
+}
+
+func newConfig(opts []Option) (config, error) {
+	c := config{
+		retry:       ConstantBackoff(DefaultRetryDelay, DefaultRetryJitter, DefaultRetryCount),
+		driftFactor: DefaultDriftFactor,
+		newValue:    randomValue,
+	}
+	for _, o := range opts {
+		if o == nil {
+			return config{}, invalidf("nil Option")
+		}
+		o.apply(&c)
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.retry == nil:
+		return invalidf("nil RetryStrategy")
+	case math.IsNaN(c.driftFactor) || c.driftFactor < 0 || c.driftFactor >= 1:
+		return invalidf("drift factor %v is outside [0, 1)", c.driftFactor)
+	case c.nodeTimeoutSet && c.nodeTimeout <= 0:
+		return invalidf("node timeout %v must be positive", c.nodeTimeout)
+	case c.newValue == nil:
+		return invalidf("nil value generator")
+	}
+	if v, ok := c.retry.(validator); ok {
+		return v.validate()
+	}
+	return nil
+}
+
+// WithRetryStrategy sets how Lock retries after a failed attempt. TryLock
+// never retries. Default: ConstantBackoff(DefaultRetryDelay,
+// DefaultRetryJitter, DefaultRetryCount), that is up to 32 retries 50 to
+// 250 ms apart.
+func WithRetryStrategy(s RetryStrategy) Option {
+	return optionFunc(func(c *config) { c.retry = s })
+}
+
+// WithDriftFactor sets the share of the TTL set aside for clock drift
+// between the client and the nodes; 2 ms are always added to it. A lock is
+// only considered valid until start + TTL - drift. The factor must be in
+// [0, 1). Default: DefaultDriftFactor (0.01).
+func WithDriftFactor(f float64) Option {
+	return optionFunc(func(c *config) { c.driftFactor = f })
+}
+
+// WithNodeTimeout sets how long one node may take to answer one request.
+// A node that does not answer in time counts as failed for that round.
+// It must be positive and, for every call, below the lock's TTL.
+// Default: DefaultNodeTimeoutFraction (5%) of the TTL, at most
+// DefaultNodeTimeoutMax (1 s).
+//
+// Keep it well below the TTL: a round takes as long as its slowest node,
+// and that time is taken off the lock's validity. If the Redis client has
+// retries of its own, make sure they fit within this timeout.
+func WithNodeTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		c.nodeTimeout = d
+		c.nodeTimeoutSet = true
+	})
+}
+
+// WithValueGenerator sets the function that makes the random value stored
+// in the lock keys. Each attempt calls it once; it must return a value no
+// other owner could produce, since the value is what proves ownership.
+// Default: 128 bits from crypto/rand, base64url-encoded (22 characters).
+func WithValueGenerator(f func() (string, error)) Option {
+	return optionFunc(func(c *config) { c.newValue = f })
+}
+
+// WithKeyPrefix sets a prefix put in front of every resource name to form
+// the Redis key. Default: no prefix, so the key is the resource name, as in
+// the other Redlock implementations; processes that lock the same resource
+// through different libraries then exclude each other.
+func WithKeyPrefix(prefix string) Option {
+	return optionFunc(func(c *config) { c.keyPrefix = prefix })
+}
+
+func randomValue() (string, error) {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw[:]), nil
+}
