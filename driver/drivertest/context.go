@@ -1,0 +1,165 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// testContextDoneBeforeCall checks that every method, given a ctx that is
+// already cancelled or already past its deadline, returns an error matching
+// ctx.Err(). locksmith relies on this to stop an attempt the caller gave up
+// on without waiting for any node.
+func testContextDoneBeforeCall(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	conn := newConn(t)
+
+	const script = `return 'ran'`
+	digest, err := conn.ScriptLoad(t.Context(), script)
+	if err != nil {
+		t.Fatalf("ScriptLoad error: %v", err)
+	}
+
+	contexts := []struct {
+		name string
+		make func() (context.Context, context.CancelFunc)
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			return ctx, cancel
+		}},
+		{"deadline passed", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(t.Context(), time.Now().Add(-time.Hour))
+		}},
+	}
+	calls := []struct {
+		method string
+		call   func(ctx context.Context) (any, error)
+	}{
+		{"Eval", func(ctx context.Context) (any, error) {
+			return conn.Eval(ctx, script, nil, nil)
+		}},
+		{"EvalSha", func(ctx context.Context) (any, error) {
+			return conn.EvalSha(ctx, digest, nil, nil)
+		}},
+		{"ScriptLoad", func(ctx context.Context) (any, error) {
+			return conn.ScriptLoad(ctx, script)
+		}},
+	}
+	for _, c := range contexts {
+		for _, call := range calls {
+			t.Run(call.method+" with "+c.name+" context", func(t *testing.T) {
+				ctx, cancel := c.make()
+				defer cancel()
+				got, err := call.call(ctx)
+				if !errors.Is(err, ctx.Err()) {
+					t.Errorf("%s = %s, %v; want an error matching %v", call.method, describe(got), err, ctx.Err())
+				}
+			})
+		}
+	}
+}
+
+// busyScript keeps the server busy for ARGV[1] microseconds by its own clock,
+// and for no more than ARGV[2] iterations, in case a server's clock stands
+// still while a script runs. Redis runs one script at a time, so this blocks
+// every client of the server: keep it short.
+const busyScript = `
+local start = redis.call('TIME')
+local limit = tonumber(ARGV[1])
+for i = 1, tonumber(ARGV[2]) do
+  local now = redis.call('TIME')
+  if (now[1] - start[1]) * 1000000 + (now[2] - start[2]) >= limit then
+    return i
+  end
+end
+return -1`
+
+const (
+	// busyFor is how long busyScript keeps the server busy: long
+	// enough to outlast ctxLife many times over, short enough not to
+	// hold up other users of a shared server.
+	busyFor = 50 * time.Millisecond
+	// busyMaxIterations bounds busyScript on a server whose clock stands
+	// still during a script; it takes about busyFor on a current machine.
+	busyMaxIterations = "40000"
+	// ctxLife is how long a call's ctx lives before it ends, well
+	// before the server can answer.
+	ctxLife = 5 * time.Millisecond
+)
+
+// testContextDoneDuringCall checks that Eval and EvalSha return an error
+// matching ctx.Err() when ctx ends while the server is still running the
+// script, and that the Conn works normally afterwards. A deadline that
+// expires and an explicit cancel are both checked, because clients often
+// handle only the first (by a socket deadline).
+//
+// The server is kept busy by a script that runs for busyFor, which is the
+// only way to make a call slow through EVAL alone without leaving anything
+// running on the server after the test. The check does not time the call: it
+// fails only if the call returns the script's reply, or an error that does
+// not match ctx.Err().
+func testContextDoneDuringCall(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	conn := newConn(t)
+
+	digest, err := conn.ScriptLoad(t.Context(), busyScript)
+	if err != nil {
+		t.Fatalf("ScriptLoad error: %v", err)
+	}
+	busyArgs := []string{formatMicroseconds(busyFor), busyMaxIterations}
+
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		call func(ctx context.Context) (any, error)
+	}{
+		{
+			name: "Eval with expiring deadline",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(t.Context(), ctxLife)
+			},
+			call: func(ctx context.Context) (any, error) {
+				return conn.Eval(ctx, busyScript, nil, busyArgs)
+			},
+		},
+		{
+			name: "EvalSha with cancel",
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(ctxLife, cancel)
+				return ctx, cancel
+			},
+			call: func(ctx context.Context) (any, error) {
+				return conn.EvalSha(ctx, digest, nil, busyArgs)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			got, err := tt.call(ctx)
+			if ctx.Err() == nil {
+				t.Fatalf("call returned %s, %v before its context ended; want it to wait for the busy server", describe(got), err)
+			}
+			if !errors.Is(err, ctx.Err()) {
+				t.Errorf("call = %s, %v; want an error matching %v", describe(got), err, ctx.Err())
+			}
+
+			// This call waits until the server has finished the busy
+			// script, so no test after this one is slowed by it.
+			got, err = conn.Eval(t.Context(), `return 'still usable'`, nil, nil)
+			if err != nil || !equalReply(got, "still usable") {
+				t.Errorf("Eval after the cancelled call = %s, %v; want %q, nil", describe(got), err, "still usable")
+			}
+		})
+	}
+}
+
+func formatMicroseconds(d time.Duration) string {
+	return strconv.FormatInt(d.Microseconds(), 10)
+}

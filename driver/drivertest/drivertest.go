@@ -1,0 +1,137 @@
+// Package drivertest checks that a [driver.Conn] keeps the contract that
+// package driver describes.
+//
+// An adapter for a Redis client calls [Run] from one of its tests, against a
+// real Redis server (or, for quick runs, an in-process stand-in):
+//
+//	func TestConformance(t *testing.T) {
+//		drivertest.Run(t, func(t *testing.T) driver.Conn {
+//			client := myclient.Dial(addr)
+//			t.Cleanup(client.Close)
+//			return myadapter.New(client)
+//		})
+//	}
+//
+// Run checks each rule of the contract in a subtest named after the rule, so
+// a failure names the rule it broke and `go test -run` can select one:
+//
+//   - ReplyTypes: replies are normalized to int64, string, []any and nil,
+//     recursively, including nil inside arrays and empty arrays.
+//   - ErrorReplies: error replies and Lua errors come back as errors, and
+//     never as errors matching [driver.ErrNoScript].
+//   - UnknownDigest: EvalSha of a digest the server does not know returns an
+//     error matching [driver.ErrNoScript].
+//   - ScriptLoad: ScriptLoad returns the script's SHA-1 digest as the server
+//     reports it, and EvalSha runs the script by that digest.
+//   - KeysAndArgs: keys arrive as KEYS and args as ARGV, in order; nil and
+//     empty slices are both fine.
+//   - BinaryValues: values with every byte 0..255, NUL bytes and invalid
+//     UTF-8 cross the Conn unchanged, in ARGV, in a stored key and in a reply.
+//   - LargeValue: a 1 MiB value crosses the Conn unchanged.
+//   - ContextDoneBeforeCall: a ctx that is already cancelled or past its
+//     deadline makes every method return an error matching ctx.Err().
+//   - ContextDoneDuringCall: a ctx that ends while the server is still
+//     running the script makes Eval and EvalSha return an error matching
+//     ctx.Err(), and the Conn works normally afterwards.
+//   - Concurrency: one Conn used from 16 goroutines gives every caller its
+//     own correct reply. Run the suite with -race to check for data races.
+//
+// # Server use
+//
+// The rules use only EVAL, EVALSHA and SCRIPT LOAD through the Conn under
+// test. Every key they touch starts with a random prefix in a hash tag of its
+// own, so several suites can share one server (or one Redis Cluster slot per
+// test), and each test deletes its keys when it ends. Scripts loaded with
+// ScriptLoad stay in the server's script cache.
+//
+// ContextDoneDuringCall runs a script that keeps the server busy for about
+// 50ms, bounded by the server's clock and by an iteration count; other
+// clients of the same server wait that long.
+//
+// The suite asserts no durations: a check either gets the reply or error the
+// contract requires, or fails.
+package drivertest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// A rule is one property of the driver contract, checked by one subtest.
+type rule struct {
+	name  string
+	check func(t *testing.T, newConn func(t *testing.T) driver.Conn)
+}
+
+// rules lists what Run checks, in the order it checks it. The names are part
+// of the package's API: they are the subtest names and the names Skip takes.
+var rules = []rule{
+	{"ReplyTypes", testReplyTypes},
+	{"ErrorReplies", testErrorReplies},
+	{"UnknownDigest", testUnknownDigest},
+	{"ScriptLoad", testScriptLoad},
+	{"KeysAndArgs", testKeysAndArgs},
+	{"BinaryValues", testBinaryValues},
+	{"LargeValue", testLargeValue},
+	{"ContextDoneBeforeCall", testContextDoneBeforeCall},
+	{"ContextDoneDuringCall", testContextDoneDuringCall},
+	{"Concurrency", testConcurrency},
+}
+
+// An Option changes how [Run] checks a Conn.
+type Option interface {
+	apply(*config)
+}
+
+type config struct {
+	skipped map[string]string // rule name -> reason
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// Skip makes [Run] skip the rule called name (one of the names in the package
+// documentation), reporting reason in the test log.
+//
+// Skip exists for in-process stand-ins for Redis that lack a feature a rule
+// needs. A Conn talking to a real Redis server must pass every rule; never
+// skip one there. Run fails the test if name is not a rule, so a misspelt
+// name cannot hide a rule silently.
+func Skip(name, reason string) Option {
+	return optionFunc(func(c *config) {
+		c.skipped[name] = reason
+	})
+}
+
+// Run checks the Conns that newConn returns against the driver contract, one
+// subtest per rule (see the package documentation for the list).
+//
+// Run calls newConn once in each subtest, with that subtest's t, so newConn
+// can register the cleanup of the client it creates with t.Cleanup. Every
+// Conn must talk to the same server, or to the same Redis Cluster.
+//
+// Run does not call t.Parallel.
+func Run(t *testing.T, newConn func(t *testing.T) driver.Conn, opts ...Option) {
+	t.Helper()
+	cfg := config{skipped: make(map[string]string)}
+	for _, opt := range opts {
+		opt.apply(&cfg)
+	}
+	for name := range cfg.skipped {
+		known := slices.ContainsFunc(rules, func(r rule) bool { return r.name == name })
+		if !known {
+			t.Fatalf("drivertest.Skip(%q): no rule has that name", name)
+		}
+	}
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			if reason, ok := cfg.skipped[r.name]; ok {
+				t.Skipf("skipped by drivertest.Skip: %s", reason)
+			}
+			r.check(t, newConn)
+		})
+	}
+}

@@ -1,0 +1,120 @@
+package drivertest
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// testScriptLoad checks that ScriptLoad caches a script the server did not
+// know, returns the digest the server reports (the lowercase hex SHA-1 of
+// the source, computed here only to check it), returns the same digest when
+// loading again, and that EvalSha then runs the script with its keys and
+// args.
+func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	conn := newConn(t)
+	ks := newKeyspace(t, conn)
+
+	// The random comment makes the script new to the server, so EvalSha
+	// can only succeed because of the ScriptLoad below.
+	script := "-- drivertest " + rand.Text() + "\nreturn {'loaded', KEYS[1], ARGV[1]}"
+	sum := sha1.Sum([]byte(script))
+	wantDigest := hex.EncodeToString(sum[:])
+	key := ks.key("script-load")
+	keys, args := []string{key}, []string{"arg"}
+	wantReply := []any{"loaded", key, "arg"}
+
+	if got, err := conn.EvalSha(t.Context(), wantDigest, keys, args); !errors.Is(err, driver.ErrNoScript) {
+		t.Fatalf("EvalSha before ScriptLoad = %s, %v; want an error matching driver.ErrNoScript", describe(got), err)
+	}
+
+	for _, attempt := range []string{"first ScriptLoad", "second ScriptLoad"} {
+		digest, err := conn.ScriptLoad(t.Context(), script)
+		if err != nil {
+			t.Fatalf("%s error: %v", attempt, err)
+		}
+		if digest != wantDigest {
+			t.Fatalf("%s = %q, want %q", attempt, digest, wantDigest)
+		}
+		got, err := conn.EvalSha(t.Context(), digest, keys, args)
+		if err != nil {
+			t.Fatalf("EvalSha after %s error: %v", attempt, err)
+		}
+		if !equalReply(got, wantReply) {
+			t.Errorf("EvalSha after %s = %s, want %s", attempt, describe(got), describe(wantReply))
+		}
+	}
+}
+
+// keysAndArgsScript returns the keys and args it received, in order, after
+// their counts.
+const keysAndArgsScript = `return {#KEYS, #ARGV, KEYS, ARGV}`
+
+// testKeysAndArgs checks that keys reach the script as KEYS and args as
+// ARGV, each in the caller's order, through Eval and EvalSha, and that nil
+// and empty slices both mean "none".
+func testKeysAndArgs(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	conn := newConn(t)
+	ks := newKeyspace(t, conn)
+
+	digest, err := conn.ScriptLoad(t.Context(), keysAndArgsScript)
+	if err != nil {
+		t.Fatalf("ScriptLoad error: %v", err)
+	}
+
+	var manyKeys, manyArgs []string
+	for i := range 20 {
+		manyKeys = append(manyKeys, ks.key(fmt.Sprintf("many-%02d", i)))
+		manyArgs = append(manyArgs, fmt.Sprintf("arg-%02d", i))
+	}
+	threeKeys := []string{ks.key("c"), ks.key("a"), ks.key("b")}
+
+	tests := []struct {
+		name       string
+		keys, args []string
+	}{
+		{name: "nil keys and args"},
+		{name: "empty keys and args", keys: []string{}, args: []string{}},
+		{name: "keys only", keys: threeKeys},
+		{name: "args only", args: []string{"second", "first"}},
+		{name: "keys and args", keys: threeKeys[:2], args: []string{"x", "y", "z"}},
+		{name: "empty string args", keys: threeKeys[:1], args: []string{"", "middle", ""}},
+		{name: "many keys and args", keys: manyKeys, args: manyArgs},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := []any{int64(len(tt.keys)), int64(len(tt.args)), anySlice(tt.keys), anySlice(tt.args)}
+
+			got, err := conn.Eval(t.Context(), keysAndArgsScript, tt.keys, tt.args)
+			if err != nil {
+				t.Fatalf("Eval error: %v", err)
+			}
+			if !equalReply(got, want) {
+				t.Errorf("Eval(keys %q, args %q) = %s, want %s", tt.keys, tt.args, describe(got), describe(want))
+			}
+
+			got, err = conn.EvalSha(t.Context(), digest, tt.keys, tt.args)
+			if err != nil {
+				t.Fatalf("EvalSha error: %v", err)
+			}
+			if !equalReply(got, want) {
+				t.Errorf("EvalSha(keys %q, args %q) = %s, want %s", tt.keys, tt.args, describe(got), describe(want))
+			}
+		})
+	}
+}
+
+// anySlice converts strings to the []any an array reply of bulk strings
+// normalizes to.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
