@@ -1,0 +1,249 @@
+// Package goredis adapts a go-redis v9 client to locksmith's [driver.Conn].
+//
+// Wrap each independent Redis node's client with [New] and hand the Conns to
+// redlock.New:
+//
+//	nodes := make([]driver.Conn, 0, len(addrs))
+//	for _, addr := range addrs {
+//		client := redis.NewClient(&redis.Options{Addr: addr})
+//		defer client.Close()
+//		nodes = append(nodes, goredis.New(client))
+//	}
+//	locker, err := redlock.New(nodes)
+//	if err != nil {
+//		return err
+//	}
+//
+// [New] accepts any client that runs scripts: a *redis.Client (including
+// one from redis.NewFailoverClient), a *redis.ClusterClient, a *redis.Ring
+// or a redis.UniversalClient. A cluster, a ring or a Sentinel-managed
+// deployment then counts as one Redlock node.
+//
+// # Errors
+//
+// A Redis error reply is returned as the client's error, so errors.As with
+// redis.Error still works. [Conn.EvalSha] reports a missing script with an
+// error that matches both [driver.ErrNoScript] and the server's own error.
+// A nil reply is a nil value, not redis.Nil.
+//
+// # Context
+//
+// go-redis applies a context's deadline to the socket only when the client's
+// ContextTimeoutEnabled option is set, and never reacts to a cancellation in
+// the middle of a command. So that every method returns as soon as its ctx
+// is done whatever the client's options, a call whose ctx can end runs in a
+// goroutine of its own. When ctx ends first, the method returns ctx.Err() at
+// once and the command finishes in the background, bounded by the client's
+// ReadTimeout, before its connection goes back to the pool.
+//
+// # Concurrency
+//
+// A Conn is safe for concurrent use, as the go-redis clients are.
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+var (
+	_ driver.Conn       = (*Conn)(nil)
+	_ driver.Identifier = (*Conn)(nil)
+)
+
+// Conn is a [driver.Conn] that runs scripts through a go-redis client. Create
+// one with [New].
+type Conn struct {
+	client redis.Scripter
+}
+
+// New returns a Conn that sends its commands through client. The client
+// remains the caller's: closing it is the caller's job, after the last use of
+// the Conn.
+//
+// client must run each command when it is called, so a redis.Pipeliner will
+// not do. New panics if client is nil.
+func New(client redis.Scripter) *Conn {
+	if client == nil {
+		panic("goredis: New called with a nil client")
+	}
+	return &Conn{client: client}
+}
+
+// Eval runs script with EVAL. See [driver.Conn].
+func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+		return reply(c.client.Eval(ctx, script, keys, argValues(args)...).Result())
+	})
+}
+
+// EvalSha runs the script cached under sha1 with EVALSHA. When the server
+// does not have it, the error matches [driver.ErrNoScript]. See
+// [driver.Conn].
+func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+		val, err := reply(c.client.EvalSha(ctx, sha1, keys, argValues(args)...).Result())
+		// Newer go-redis versions report this as redis.ErrNoScript,
+		// whose text also starts with the NOSCRIPT prefix.
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return nil, noScriptError{err}
+		}
+		return val, err
+	})
+}
+
+// ScriptLoad caches script with SCRIPT LOAD and returns the digest the
+// server reports. A *redis.ClusterClient loads it on every shard of the
+// cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
+// succeeds wherever the keys lead. See [driver.Conn].
+func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	return runWithContext(ctx, func(ctx context.Context) (string, error) {
+		var digest string
+		var err error
+		if ring, ok := c.client.(*redis.Ring); ok {
+			// A Ring sends SCRIPT LOAD, which has no key, to one
+			// shard at random.
+			digest, err = loadOnEveryShard(ctx, ring, script)
+		} else {
+			digest, err = c.client.ScriptLoad(ctx, script).Result()
+		}
+		if err == nil && digest == "" {
+			return "", errors.New("goredis: SCRIPT LOAD returned no digest; is the client a pipeline?")
+		}
+		return digest, err
+	})
+}
+
+func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (string, error) {
+	var mu sync.Mutex
+	var digest string
+	err := ring.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error {
+		d, err := shard.ScriptLoad(ctx, script).Result()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if digest != "" && d != digest {
+			return fmt.Errorf("goredis: ring shard %s reported digest %q, another %q", shard, d, digest)
+		}
+		digest = d
+		return nil
+	})
+	return digest, err
+}
+
+// NodeID identifies the node behind the Conn for [driver.Identifier]. For a
+// *redis.Client that dials a fixed address it is made of the network, the
+// address and the database number, so two clients of the same server and
+// database share it. For any other client (a failover client, a cluster, a
+// ring) it is the identity of the client value, so only the same client
+// wrapped twice shares it.
+//
+// Addresses are compared as written: "localhost:6379" and "127.0.0.1:6379"
+// give different IDs.
+func (c *Conn) NodeID() string {
+	if client, ok := c.client.(*redis.Client); ok {
+		if id, ok := addressID(client.Options()); ok {
+			return id
+		}
+	}
+	return fmt.Sprintf("%T@%p", c.client, c.client)
+}
+
+// addressID returns the ID of the node that opt dials, and false when opt
+// names no fixed address: a failover client's Addr is a placeholder, and its
+// dialer asks Sentinel for the current master.
+func addressID(opt *redis.Options) (string, bool) {
+	network := opt.Network
+	if network == "" {
+		network = "tcp"
+	}
+	if network != "unix" {
+		if _, _, err := net.SplitHostPort(opt.Addr); err != nil {
+			return "", false
+		}
+	}
+	return network + "://" + opt.Addr + "/" + strconv.Itoa(opt.DB), true
+}
+
+// argValues passes args to go-redis one string each, so none is flattened or
+// reformatted.
+func argValues(args []string) []any {
+	values := make([]any, len(args))
+	for i, arg := range args {
+		values[i] = arg
+	}
+	return values
+}
+
+// reply turns go-redis's redis.Nil into the nil reply the driver contract
+// asks for. go-redis already decodes integers as int64, bulk and status
+// strings as string and arrays as []any with nil elements.
+func reply(val any, err error) (any, error) {
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return val, nil
+}
+
+// noScriptError is the server's NOSCRIPT error, marked so that it also
+// matches driver.ErrNoScript.
+type noScriptError struct {
+	err error
+}
+
+func (e noScriptError) Error() string { return e.err.Error() }
+
+func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
+
+// runWithContext calls do and returns its result, or ctx.Err() as soon as ctx
+// is done, whichever comes first. See the package documentation for why the
+// call runs in its own goroutine.
+func runWithContext[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if ctx.Done() == nil {
+		// ctx can never end: nothing to wait for but the reply.
+		return do(ctx)
+	}
+
+	type result struct {
+		val T
+		err error
+	}
+	results := make(chan result, 1) // buffered: the goroutine never blocks
+	go func() {
+		val, err := do(ctx)
+		results <- result{val, err}
+	}()
+	select {
+	case r := <-results:
+		return r.val, withContextErr(ctx, r.err)
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// withContextErr makes sure that an error which ctx caused (go-redis reports
+// a deadline on the socket as an I/O timeout) matches ctx.Err().
+func withContextErr(ctx context.Context, err error) error {
+	ctxErr := ctx.Err()
+	if err == nil || ctxErr == nil || errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", ctxErr, err)
+}

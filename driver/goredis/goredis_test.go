@@ -1,0 +1,166 @@
+package goredis_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/drivertest"
+	"github.com/locksmith-go/locksmith/driver/goredis"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// New accepts every kind of go-redis client locksmith documents. The failover
+// client from redis.NewFailoverClient is a *redis.Client.
+var (
+	_ redis.Scripter = (*redis.Client)(nil)
+	_ redis.Scripter = (*redis.ClusterClient)(nil)
+	_ redis.Scripter = (*redis.Ring)(nil)
+	_ redis.Scripter = redis.UniversalClient(nil)
+)
+
+// testServer returns the address of the Redis server to test against: the
+// one LOCKSMITH_REDIS_ADDR names, or else a fresh in-process miniredis. real
+// reports which.
+func testServer(t *testing.T) (addr string, real bool) {
+	t.Helper()
+	if addr := os.Getenv("LOCKSMITH_REDIS_ADDR"); addr != "" {
+		return addr, true
+	}
+	return miniredis.RunT(t).Addr(), false
+}
+
+func TestConformance(t *testing.T) {
+	addr, real := testServer(t)
+
+	tests := []struct {
+		name      string
+		newClient func() redis.UniversalClient
+		// inProcessOnly marks a client that needs a server in
+		// cluster mode, which miniredis imitates and a plain
+		// redis-server is not.
+		inProcessOnly bool
+	}{
+		{
+			name: "Client RESP2",
+			newClient: func() redis.UniversalClient {
+				return redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+			},
+		},
+		{
+			name: "Client RESP3",
+			newClient: func() redis.UniversalClient {
+				return redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
+			},
+		},
+		{
+			name: "Client with ContextTimeoutEnabled",
+			newClient: func() redis.UniversalClient {
+				return redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+			},
+		},
+		{
+			name: "Ring",
+			newClient: func() redis.UniversalClient {
+				return redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"only": addr}})
+			},
+		},
+		{
+			name: "ClusterClient",
+			newClient: func() redis.UniversalClient {
+				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+			},
+			inProcessOnly: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.inProcessOnly && real {
+				t.Skip("needs a server in cluster mode; LOCKSMITH_REDIS_ADDR names a single server")
+			}
+			drivertest.Run(t, func(t *testing.T) driver.Conn {
+				client := tt.newClient()
+				t.Cleanup(func() { client.Close() })
+				return goredis.New(client)
+			})
+		})
+	}
+}
+
+func TestEvalShaKeepsServerError(t *testing.T) {
+	addr, _ := testServer(t)
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	defer client.Close()
+	conn := goredis.New(client)
+
+	const unknownDigest = "0000000000000000000000000000000000000000"
+	_, err := conn.EvalSha(context.Background(), unknownDigest, nil, nil)
+	if !errors.Is(err, driver.ErrNoScript) {
+		t.Fatalf("EvalSha(unknown digest) error = %v, want one matching driver.ErrNoScript", err)
+	}
+	var redisErr redis.Error
+	if !errors.As(err, &redisErr) {
+		t.Errorf("EvalSha(unknown digest) error %q is not a redis.Error; want the server's error kept", err)
+	}
+}
+
+func TestNodeID(t *testing.T) {
+	newClient := func(opt redis.Options) *redis.Client {
+		client := redis.NewClient(&opt)
+		t.Cleanup(func() { client.Close() })
+		return client
+	}
+	shared := newClient(redis.Options{Addr: "127.0.0.1:6379"})
+	failover := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:26379"}})
+	t.Cleanup(func() { failover.Close() })
+	otherFailover := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:26379"}})
+	t.Cleanup(func() { otherFailover.Close() })
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:6379"}})
+	t.Cleanup(func() { ring.Close() })
+
+	tests := []struct {
+		name string
+		a, b redis.Scripter
+		same bool
+	}{
+		{"same client twice", shared, shared, true},
+		{"two clients, same address and database", shared, newClient(redis.Options{Addr: "127.0.0.1:6379"}), true},
+		{"two clients, other database", shared, newClient(redis.Options{Addr: "127.0.0.1:6379", DB: 1}), false},
+		{"two clients, other port", shared, newClient(redis.Options{Addr: "127.0.0.1:6380"}), false},
+		{"two clients, other host", shared, newClient(redis.Options{Addr: "127.0.0.2:6379"}), false},
+		{"unix socket and TCP", shared, newClient(redis.Options{Network: "unix", Addr: "/tmp/redis.sock"}), false},
+		{"same failover client twice", failover, failover, true},
+		{"two failover clients", failover, otherFailover, false},
+		{"failover client and a client of a fixed address", failover, shared, false},
+		{"same ring twice", ring, ring, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idA, idB := goredis.New(tt.a).NodeID(), goredis.New(tt.b).NodeID()
+			if idA == "" || idB == "" {
+				t.Fatalf("NodeIDs = %q, %q; want both non-empty", idA, idB)
+			}
+			if same := idA == idB; same != tt.same {
+				t.Errorf("NodeIDs %q and %q: equal = %v, want %v", idA, idB, same, tt.same)
+			}
+		})
+	}
+}
+
+func TestNewPanicsOnNilClient(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New(nil) did not panic")
+		}
+	}()
+	goredis.New(nil)
+}
