@@ -3,7 +3,8 @@ module github.com/locksmith-go/locksmith
 go 1.25.0
 
 require (
-	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
-	github.com/yuin/gopher-lua v1.1.1 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	github.com/alicebob/miniredis/v2 v2.40.0
+	go.uber.org/goleak v1.3.0
 )
+
+require github.com/yuin/gopher-lua v1.1.1 // indirect

@@ -21,7 +21,7 @@ type cluster struct {
 	conns   []driver.Conn
 }
 
-func newCluster(t *testing.T, n int) *cluster {
+func newCluster(t testing.TB, n int) *cluster {
 	t.Helper()
 	c := &cluster{}
 	for range n {

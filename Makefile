@@ -1,0 +1,57 @@
+# locksmith: every target loops over the Go modules of the repository.
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# Every directory holding a go.mod, the root module first.
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
+# The integration module needs real servers and runs in test-integration.
+UNIT_MODULES := $(filter-out ./integration,$(MODULES))
+
+.PHONY: all test test-unit test-integration lint vet staticcheck tidy bench demo
+
+all: lint test
+
+## test: unit tests of every module, then the real-Redis integration suite
+test: test-unit test-integration
+
+## test-unit: go test -race in every module but integration
+test-unit:
+	@set -e; for m in $(UNIT_MODULES); do \
+		echo "== go test -race $$m"; \
+		(cd $$m && $(GO) test -race -count=1 ./...); \
+	done
+
+## test-integration: the integration suite on every backend this machine has
+test-integration:
+	./integration/run.sh $(or $(BACKEND),both)
+
+## lint: go vet and staticcheck in every module
+lint: vet staticcheck
+
+vet:
+	@set -e; for m in $(MODULES); do \
+		echo "== go vet $$m"; \
+		(cd $$m && $(GO) vet ./...); \
+	done
+
+staticcheck:
+	@set -e; for m in $(MODULES); do \
+		echo "== staticcheck $$m"; \
+		(cd $$m && $(GO) run $(STATICCHECK) ./...); \
+	done
+
+## tidy: fail if go mod tidy would change any go.mod or go.sum
+tidy:
+	@set -e; for m in $(MODULES); do \
+		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy would change $$m"; exit 1; }; \
+	done
+
+## bench: lock+unlock benchmarks of the root module (in-process nodes, or
+## the servers in LOCKSMITH_BENCH_NODES=host:port,...)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./redlock/...
+
+## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES is set
+demo:
+	cd examples && $(GO) run ./quickstart

@@ -1,0 +1,141 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/resp"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// exampleNodes starts n in-process Redis-compatible servers. A program
+// builds its Conns from its own clients instead, for example with
+// goredis.New(redis.NewClient(...)) from the driver/goredis module.
+func exampleNodes(n int) (conns []driver.Conn, stop func()) {
+	var servers []*miniredis.Miniredis
+	for range n {
+		s := miniredis.NewMiniRedis()
+		if err := s.Start(); err != nil {
+			log.Fatal(err)
+		}
+		servers = append(servers, s)
+		conns = append(conns, resp.Dial(s.Addr()))
+	}
+	return conns, func() {
+		for i, s := range servers {
+			conns[i].(*resp.Conn).Close()
+			s.Close()
+		}
+	}
+}
+
+func Example() {
+	conns, stop := exampleNodes(5)
+	defer stop()
+
+	client, err := redlock.New(conns)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := client.Lock(ctx, "invoice:42", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock(ctx)
+
+	// Work on invoice 42, finishing before lock.ValidUntil().
+	fmt.Println("holding", lock.Key(), "for at most", lock.TTL().Round(time.Second))
+	// Output: holding invoice:42 for at most 10s
+}
+
+func ExampleClient_TryLock() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+	client, err := redlock.New(conns)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := client.TryLock(ctx, "report", time.Minute)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer first.Unlock(ctx)
+
+	_, err = client.TryLock(ctx, "report", time.Minute)
+	var qe *redlock.QuorumError
+	if errors.Is(err, redlock.ErrNotAcquired) && errors.As(err, &qe) {
+		fmt.Printf("busy: %d of %d nodes refused\n", qe.Refused, qe.Nodes)
+	}
+	// Output: busy: 3 of 3 nodes refused
+}
+
+func ExampleLock_Extend() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+	client, err := redlock.New(conns)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := client.Lock(ctx, "batch", 5*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock(ctx)
+
+	// The batch runs longer than planned: ask for more time before the
+	// validity runs out.
+	if err := lock.Extend(ctx, time.Minute); err != nil {
+		log.Fatal("lost the lock: ", err)
+	}
+	fmt.Println("valid for about", lock.TTL().Round(time.Minute))
+	// Output: valid for about 1m0s
+}
+
+func ExampleClient_Resume() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+	client, err := redlock.New(conns)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := client.Lock(ctx, "export", time.Minute)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Another process that was handed the key and value takes the lock
+	// over and releases it when done.
+	key, value := lock.Key(), lock.Value()
+	taken, err := client.Resume(ctx, key, value, time.Minute)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(taken.Unlock(ctx))
+	// Output: <nil>
+}
+
+func ExampleWithRetryStrategy() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+	client, err := redlock.New(conns,
+		redlock.WithRetryStrategy(redlock.ExponentialBackoff(10*time.Millisecond, time.Second, 20)),
+		redlock.WithNodeTimeout(50*time.Millisecond),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = client
+	_, err = redlock.New(conns, redlock.WithRetryStrategy(redlock.ConstantBackoff(-time.Second, 0, 3)))
+	fmt.Println(err)
+	// Output: redlock: invalid argument: retry delay -1s is negative
+}
