@@ -1,0 +1,117 @@
+package redigo_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/drivertest"
+	"github.com/locksmith-go/locksmith/driver/redigo"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testServer returns the address of the Redis server to test against: the
+// one LOCKSMITH_REDIS_ADDR names, or else a fresh in-process miniredis.
+func testServer(t *testing.T) string {
+	t.Helper()
+	if addr := os.Getenv("LOCKSMITH_REDIS_ADDR"); addr != "" {
+		return addr
+	}
+	return miniredis.RunT(t).Addr()
+}
+
+// newPool returns a pool of connections to addr that is closed when t ends.
+func newPool(t *testing.T, addr string, configure func(*redis.Pool)) *redis.Pool {
+	t.Helper()
+	pool := &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialContext(ctx, "tcp", addr)
+		},
+		MaxIdle: 16,
+	}
+	if configure != nil {
+		configure(pool)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return pool
+}
+
+func TestConformance(t *testing.T) {
+	addr := testServer(t)
+	drivertest.Run(t, func(t *testing.T) driver.Conn {
+		return redigo.New(newPool(t, addr, nil))
+	})
+}
+
+func TestEvalShaKeepsServerError(t *testing.T) {
+	conn := redigo.New(newPool(t, testServer(t), nil))
+
+	const unknownDigest = "0000000000000000000000000000000000000000"
+	_, err := conn.EvalSha(context.Background(), unknownDigest, nil, nil)
+	if !errors.Is(err, driver.ErrNoScript) {
+		t.Fatalf("EvalSha(unknown digest) error = %v, want one matching driver.ErrNoScript", err)
+	}
+	var redisErr redis.Error
+	if !errors.As(err, &redisErr) {
+		t.Errorf("EvalSha(unknown digest) error %q is not a redis.Error; want the server's error kept", err)
+	}
+}
+
+// A call waiting for a connection from an exhausted pool gives up when its
+// ctx ends.
+func TestContextEndsWhileWaitingForPool(t *testing.T) {
+	pool := newPool(t, testServer(t), func(p *redis.Pool) {
+		p.MaxActive = 1
+		p.Wait = true
+	})
+	held := pool.Get()
+	defer held.Close()
+	conn := redigo.New(pool)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	got, err := conn.Eval(ctx, `return 1`, nil, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Eval with the pool exhausted = %v, %v; want an error matching context.DeadlineExceeded", got, err)
+	}
+}
+
+func TestNodeID(t *testing.T) {
+	pool := &redis.Pool{}
+	otherPool := &redis.Pool{}
+	tests := []struct {
+		name string
+		a, b *redis.Pool
+		same bool
+	}{
+		{"same pool twice", pool, pool, true},
+		{"two pools", pool, otherPool, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idA, idB := redigo.New(tt.a).NodeID(), redigo.New(tt.b).NodeID()
+			if same := idA == idB; same != tt.same {
+				t.Errorf("NodeIDs %q and %q: equal = %v, want %v", idA, idB, same, tt.same)
+			}
+		})
+	}
+}
+
+func TestNewPanicsOnNilPool(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New(nil) did not panic")
+		}
+	}()
+	redigo.New(nil)
+}
