@@ -1,0 +1,151 @@
+package redisnode
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Config describes how every node of one [Start] call is configured. The zero
+// Config is a plain Redis 7 server that persists nothing (save "" and
+// appendonly no), so a restart loses every key unless persistence is asked
+// for.
+type Config struct {
+	// AppendOnly turns on AOF persistence (appendonly yes). Default: off.
+	AppendOnly bool
+	// AppendFsync is the appendfsync policy: "always", "everysec" or "no".
+	// Default "": Redis's own default (everysec). Only meaningful with
+	// AppendOnly.
+	AppendFsync string
+	// Password sets requirepass; [Node.Do] authenticates with it. Default:
+	// none.
+	Password string
+	// Users are ACL users created at start-up (the "user" directive).
+	// Default: none.
+	Users []User
+	// MaxMemory is the maxmemory limit, e.g. "2mb". Default "": unlimited.
+	MaxMemory string
+	// MaxMemoryPolicy is the maxmemory-policy, e.g. "noeviction" or
+	// "allkeys-lru". Default "": Redis's own default (noeviction).
+	MaxMemoryPolicy string
+	// Cluster starts the nodes with cluster-enabled yes; [FormCluster] then
+	// joins them. Default: off.
+	Cluster bool
+	// TLS adds a TLS port with a server certificate issued for the node by a
+	// test CA made for the [Start] call; see [Node.TLSAddr] and
+	// [Node.TLSConfig]. Clients are not asked for certificates
+	// (tls-auth-clients no). The plain port stays open. Default: off.
+	TLS bool
+	// Directives are extra redis.conf lines, each a directive name followed
+	// by its arguments, e.g. {"hz", "100"} or {"save", "60", "1"}. They come
+	// after every line the fields above produce, so for single-valued
+	// directives they win. Default: none.
+	Directives [][]string
+}
+
+// User is one ACL user, written as a "user" directive.
+type User struct {
+	// Name is the user name.
+	Name string
+	// Rules are the ACL rules, e.g. {"on", ">secret", "~lock:*", "+@all"}.
+	Rules []string
+}
+
+func (c Config) validate() error {
+	switch c.AppendFsync {
+	case "", "always", "everysec", "no":
+	default:
+		return fmt.Errorf("redisnode: AppendFsync %q is not one of always, everysec, no", c.AppendFsync)
+	}
+	for _, u := range c.Users {
+		if u.Name == "" {
+			return fmt.Errorf("redisnode: an ACL user has no name")
+		}
+	}
+	for _, d := range c.Directives {
+		if len(d) == 0 || d[0] == "" {
+			return fmt.Errorf("redisnode: empty directive in Config.Directives")
+		}
+		if strings.ContainsAny(d[0], " \t\r\n\"'") {
+			return fmt.Errorf("redisnode: directive name %q has a space or quote in it", d[0])
+		}
+	}
+	return nil
+}
+
+// directives returns the config lines the Config asks for, without the
+// backend's own lines (port, bind, dir, TLS file paths).
+func (c Config) directives() [][]string {
+	// Persist nothing unless asked: a "save" directive in c.Directives
+	// comes later and replaces this one.
+	lines := [][]string{{"save", ""}}
+	if c.AppendOnly {
+		lines = append(lines, []string{"appendonly", "yes"})
+	} else {
+		lines = append(lines, []string{"appendonly", "no"})
+	}
+	if c.AppendFsync != "" {
+		lines = append(lines, []string{"appendfsync", c.AppendFsync})
+	}
+	if c.Password != "" {
+		lines = append(lines, []string{"requirepass", c.Password})
+	}
+	for _, u := range c.Users {
+		lines = append(lines, append([]string{"user", u.Name}, u.Rules...))
+	}
+	if c.MaxMemory != "" {
+		lines = append(lines, []string{"maxmemory", c.MaxMemory})
+	}
+	if c.MaxMemoryPolicy != "" {
+		lines = append(lines, []string{"maxmemory-policy", c.MaxMemoryPolicy})
+	}
+	if c.Cluster {
+		lines = append(lines,
+			[]string{"cluster-enabled", "yes"},
+			[]string{"cluster-config-file", "nodes.conf"},
+			// Short enough that a cluster notices a dead node within a
+			// test, long enough for a loaded 2-core machine.
+			[]string{"cluster-node-timeout", "5000"},
+		)
+	}
+	return lines
+}
+
+// renderConf writes config lines in redis.conf syntax. Every argument is
+// double-quoted, so empty values and values with spaces survive.
+func renderConf(lines [][]string) string {
+	var b strings.Builder
+	for _, line := range lines {
+		for i, arg := range line {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if i == 0 {
+				b.WriteString(arg)
+				continue
+			}
+			b.WriteString(quoteConfArg(arg))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// quoteConfArg quotes s the way redis.conf's parser (sdssplitargs) reads a
+// double-quoted argument.
+func quoteConfArg(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '\\' || ch == '"':
+			b.WriteByte('\\')
+			b.WriteByte(ch)
+		case ch < 0x20 || ch >= 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, ch)
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
