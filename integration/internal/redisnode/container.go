@@ -385,7 +385,7 @@ func containerUsable(image string) error {
 	defer cancel()
 	cli, err := dockerClient(ctx)
 	if err != nil {
-		return fmt.Errorf("Docker does not answer: %w", err)
+		return fmt.Errorf("the Docker engine does not answer: %w", err)
 	}
 	if _, err := cli.ImageInspect(ctx, image); err != nil {
 		return fmt.Errorf("image %s is not present locally: %w", image, err)

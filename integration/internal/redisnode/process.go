@@ -180,7 +180,9 @@ func (p *process) start(context.Context) error {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	// If the test binary dies without its cleanups, the kernel kills the
-	// server with it.
+	// server with it. (The signal follows the forking OS thread; the Go
+	// runtime only retires a thread whose goroutine exits while locked to
+	// it, which nothing in these tests does.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", p.bin, err)
