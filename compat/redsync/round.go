@@ -1,0 +1,85 @@
+package redsync
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+// A request asks one node for something and reports whether it agreed.
+// (false, nil) means the node answered no: the key holds another owner's
+// value.
+type request func(ctx context.Context, node *scripts.Node) (bool, error)
+
+// vote is one node's answer in a round.
+type vote struct {
+	node int
+	yes  bool
+	err  error
+}
+
+// tally counts the votes of a round into the result redsync reports.
+type tally struct {
+	yes   int
+	taken []int
+	err   error
+}
+
+func (t *tally) add(v vote) {
+	switch {
+	case v.yes:
+		t.yes++
+	case v.err == ErrLockAlreadyExpired:
+		t.err = errors.Join(t.err, ErrLockAlreadyExpired)
+	case v.err != nil:
+		t.err = errors.Join(t.err, &RedisError{Node: v.node, Err: v.err})
+	default:
+		t.taken = append(t.taken, v.node)
+		t.err = errors.Join(t.err, &ErrNodeTaken{Node: v.node})
+	}
+}
+
+// result returns the number of nodes that agreed and the error of the
+// round: a *ErrTaken when a quorum refused, otherwise the joined errors of
+// the nodes that did not agree (nil when all agreed).
+func (t *tally) result(q int) (int, error) {
+	if len(t.taken) >= q {
+		return t.yes, &ErrTaken{Nodes: t.taken}
+	}
+	return t.yes, t.err
+}
+
+// round sends req to every node at once, each bounded by timeout, and
+// returns tally.result. It waits for every node, unless WithFailFast is set:
+// then it returns as soon as a quorum agreed or refused, and the requests
+// still running finish in the background within timeout.
+func (m *Mutex) round(ctx context.Context, timeout time.Duration, req request) (int, error) {
+	var t tally
+	if !m.failFast {
+		votes := make([]vote, len(m.nodes))
+		quorum.FanOut(ctx, len(m.nodes), timeout, func(ctx context.Context, i int) {
+			yes, err := req(ctx, m.nodes[i])
+			votes[i] = vote{node: i, yes: yes, err: err}
+		})
+		for _, v := range votes {
+			t.add(v)
+		}
+		return t.result(m.quorum)
+	}
+
+	votes := make(chan vote, len(m.nodes))
+	go quorum.FanOut(ctx, len(m.nodes), timeout, func(ctx context.Context, i int) {
+		yes, err := req(ctx, m.nodes[i])
+		votes <- vote{node: i, yes: yes, err: err}
+	})
+	for range m.nodes {
+		t.add(<-votes)
+		if t.yes >= m.quorum || len(t.taken) >= m.quorum {
+			break
+		}
+	}
+	return t.result(m.quorum)
+}
