@@ -16,12 +16,12 @@ label=org.locksmith.redis-image.fingerprint
 
 die() { echo "build-image.sh: $*" >&2; exit 1; }
 
-server=${REDIS_SERVER:-$(command -v redis-server || true)}
-[[ -n "$server" && -e "$server" ]] ||
+named=${REDIS_SERVER:-$(command -v redis-server || true)}
+[[ -n "$named" && -e "$named" ]] ||
 	die "redis-server not found; install it first (apt-get install -y redis-server)"
 # Debian ships redis-server as a symlink to redis-check-rdb; Redis picks its mode
 # from argv[0], so the real file is copied under the name redis-server.
-server=$(readlink -f "$server")
+server=$(readlink -f "$named")
 [[ -x "$server" ]] || die "$server is not executable"
 
 command -v docker >/dev/null || die "docker CLI not found"
@@ -77,9 +77,12 @@ done
 ld_path=$(printf '%s\n' "${lib_dirs[@]}" | sort -u | paste -sd: -)
 printf '%sENV LD_LIBRARY_PATH=%s\n' "$dockerfile" "$ld_path" >"$ctx/Dockerfile"
 
-echo "build-image.sh: building $tag from $server ($(${server} --version | head -1))"
-DOCKER_BUILDKIT=0 docker build --quiet --label "$label=$fingerprint" -t "$tag" "$ctx" >/dev/null ||
-	die "docker build failed"
+echo "build-image.sh: building $tag from $named ($("$named" --version))"
+# The classic builder needs nothing but the engine (no buildx plugin, no
+# BuildKit frontend image); its deprecation notice is only shown on failure.
+if ! build_log=$(DOCKER_BUILDKIT=0 docker build --label "$label=$fingerprint" -t "$tag" "$ctx" 2>&1); then
+	die "docker build failed:"$'\n'"$build_log"
+fi
 
 # Prove the image runs before anyone relies on it.
 out=$(docker run --rm "$tag" --version 2>&1) || die "the built image does not run: $out"
