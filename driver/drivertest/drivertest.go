@@ -22,7 +22,9 @@
 //   - UnknownDigest: EvalSha of a digest the server does not know returns an
 //     error matching [driver.ErrNoScript].
 //   - ScriptLoad: ScriptLoad returns the script's SHA-1 digest as the server
-//     reports it, and EvalSha runs the script by that digest.
+//     reports it, and EvalSha runs the script by that digest for keys in
+//     several hash slots, so on a Redis Cluster the script must have been
+//     loaded on every node.
 //   - KeysAndArgs: keys arrive as KEYS and args as ARGV, in order; nil and
 //     empty slices are both fine.
 //   - BinaryValues: values with every byte 0..255, NUL bytes and invalid
@@ -39,10 +41,11 @@
 // # Server use
 //
 // The rules use only EVAL, EVALSHA and SCRIPT LOAD through the Conn under
-// test. Every key they touch starts with a random prefix in a hash tag of its
-// own, so several suites can share one server (or one Redis Cluster slot per
-// test), and each test deletes its keys when it ends. Scripts loaded with
-// ScriptLoad stay in the server's script cache.
+// test. Every key they touch starts with a random prefix in a hash tag, so
+// several suites can share one server or cluster, and each test deletes its
+// keys when it ends. Keys that one script uses together share their hash tag,
+// so they are in one Redis Cluster slot. Scripts loaded with ScriptLoad stay
+// in the server's script cache.
 //
 // ContextDoneDuringCall runs a script that keeps the server busy for about
 // 50ms, bounded by the server's clock and by an iteration count; other

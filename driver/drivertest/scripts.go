@@ -11,25 +11,33 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 )
 
+// slotsForScriptLoad is how many keys in different hash slots
+// testScriptLoad runs its script on. On a Redis Cluster of a few nodes, some
+// of them are almost surely on a node other than the one a single SCRIPT
+// LOAD would have reached.
+const slotsForScriptLoad = 8
+
 // testScriptLoad checks that ScriptLoad caches a script the server did not
 // know, returns the digest the server reports (the lowercase hex SHA-1 of
 // the source, computed here only to check it), returns the same digest when
 // loading again, and that EvalSha then runs the script with its keys and
-// args.
+// args, whichever hash slot the key is in.
 func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	conn := newConn(t)
-	ks := newKeyspace(t, conn)
 
 	// The random comment makes the script new to the server, so EvalSha
 	// can only succeed because of the ScriptLoad below.
 	script := "-- drivertest " + rand.Text() + "\nreturn {'loaded', KEYS[1], ARGV[1]}"
 	sum := sha1.Sum([]byte(script))
 	wantDigest := hex.EncodeToString(sum[:])
-	key := ks.key("script-load")
-	keys, args := []string{key}, []string{"arg"}
-	wantReply := []any{"loaded", key, "arg"}
+	var keys []string
+	for range slotsForScriptLoad {
+		// Each keyspace has a hash tag of its own.
+		keys = append(keys, newKeyspace(t, conn).key("script-load"))
+	}
+	args := []string{"arg"}
 
-	if got, err := conn.EvalSha(t.Context(), wantDigest, keys, args); !errors.Is(err, driver.ErrNoScript) {
+	if got, err := conn.EvalSha(t.Context(), wantDigest, keys[:1], args); !errors.Is(err, driver.ErrNoScript) {
 		t.Fatalf("EvalSha before ScriptLoad = %s, %v; want an error matching driver.ErrNoScript", describe(got), err)
 	}
 
@@ -41,12 +49,15 @@ func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 		if digest != wantDigest {
 			t.Fatalf("%s = %q, want %q", attempt, digest, wantDigest)
 		}
-		got, err := conn.EvalSha(t.Context(), digest, keys, args)
-		if err != nil {
-			t.Fatalf("EvalSha after %s error: %v", attempt, err)
-		}
-		if !equalReply(got, wantReply) {
-			t.Errorf("EvalSha after %s = %s, want %s", attempt, describe(got), describe(wantReply))
+		for _, key := range keys {
+			got, err := conn.EvalSha(t.Context(), digest, []string{key}, args)
+			if err != nil {
+				t.Fatalf("EvalSha(key %q) after %s error: %v", key, attempt, err)
+			}
+			want := []any{"loaded", key, "arg"}
+			if !equalReply(got, want) {
+				t.Errorf("EvalSha(key %q) after %s = %s, want %s", key, attempt, describe(got), describe(want))
+			}
 		}
 	}
 }
