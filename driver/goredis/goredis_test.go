@@ -28,67 +28,75 @@ var (
 	_ redis.Scripter = redis.UniversalClient(nil)
 )
 
-// testServer returns the address of the Redis server to test against: the
-// one LOCKSMITH_REDIS_ADDR names, or else a fresh in-process miniredis. real
-// reports which.
-func testServer(t *testing.T) (addr string, real bool) {
+// testServers returns the addresses to test against. server is the Redis
+// server LOCKSMITH_REDIS_ADDR names, and cluster a node of the Redis Cluster
+// LOCKSMITH_REDIS_CLUSTER_ADDR names, or "" when that is unset. Without
+// LOCKSMITH_REDIS_ADDR, both are a fresh in-process miniredis, which also
+// answers as a one-node cluster.
+func testServers(t *testing.T) (server, cluster string) {
 	t.Helper()
-	if addr := os.Getenv("LOCKSMITH_REDIS_ADDR"); addr != "" {
-		return addr, true
+	server = os.Getenv("LOCKSMITH_REDIS_ADDR")
+	cluster = os.Getenv("LOCKSMITH_REDIS_CLUSTER_ADDR")
+	if server == "" {
+		server = miniredis.RunT(t).Addr()
+		if cluster == "" {
+			cluster = server
+		}
 	}
-	return miniredis.RunT(t).Addr(), false
+	return server, cluster
 }
 
 func TestConformance(t *testing.T) {
-	addr, real := testServer(t)
+	server, cluster := testServers(t)
 
 	tests := []struct {
 		name      string
-		newClient func() redis.UniversalClient
-		// inProcessOnly marks a client that needs a server in
-		// cluster mode, which miniredis imitates and a plain
-		// redis-server is not.
-		inProcessOnly bool
+		addr      string
+		newClient func(addr string) redis.UniversalClient
 	}{
 		{
 			name: "Client RESP2",
-			newClient: func() redis.UniversalClient {
+			addr: server,
+			newClient: func(addr string) redis.UniversalClient {
 				return redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
 			},
 		},
 		{
 			name: "Client RESP3",
-			newClient: func() redis.UniversalClient {
+			addr: server,
+			newClient: func(addr string) redis.UniversalClient {
 				return redis.NewClient(&redis.Options{Addr: addr, Protocol: 3})
 			},
 		},
 		{
 			name: "Client with ContextTimeoutEnabled",
-			newClient: func() redis.UniversalClient {
+			addr: server,
+			newClient: func(addr string) redis.UniversalClient {
 				return redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 			},
 		},
 		{
 			name: "Ring",
-			newClient: func() redis.UniversalClient {
+			addr: server,
+			newClient: func(addr string) redis.UniversalClient {
 				return redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"only": addr}})
 			},
 		},
 		{
 			name: "ClusterClient",
-			newClient: func() redis.UniversalClient {
+			addr: cluster,
+			newClient: func(addr string) redis.UniversalClient {
 				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
 			},
-			inProcessOnly: true,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.inProcessOnly && real {
-				t.Skip("needs a server in cluster mode; LOCKSMITH_REDIS_ADDR names a single server")
+			if tt.addr == "" {
+				t.Skip("LOCKSMITH_REDIS_CLUSTER_ADDR is not set")
 			}
 			drivertest.Run(t, func(t *testing.T) driver.Conn {
-				client := tt.newClient()
+				client := tt.newClient(tt.addr)
 				t.Cleanup(func() { client.Close() })
 				return goredis.New(client)
 			})
@@ -97,8 +105,8 @@ func TestConformance(t *testing.T) {
 }
 
 func TestEvalShaKeepsServerError(t *testing.T) {
-	addr, _ := testServer(t)
-	client := redis.NewClient(&redis.Options{Addr: addr})
+	server, _ := testServers(t)
+	client := redis.NewClient(&redis.Options{Addr: server})
 	defer client.Close()
 	conn := goredis.New(client)
 
