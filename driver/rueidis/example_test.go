@@ -1,0 +1,40 @@
+package rueidis_test
+
+import (
+	"context"
+	"log"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/locksmith-go/locksmith/driver"
+	lsrueidis "github.com/locksmith-go/locksmith/driver/rueidis"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// Three independent Redis servers, each behind its own rueidis client, form
+// one Redlock.
+func ExampleNew() {
+	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
+	var nodes []driver.Conn
+	for _, addr := range addrs {
+		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer client.Close()
+		nodes = append(nodes, lsrueidis.New(client))
+	}
+
+	locker, err := redlock.New(nodes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := locker.Lock(ctx, "report:daily", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock(ctx)
+	// ... work while holding the lock ...
+}

@@ -1,0 +1,214 @@
+// Package rueidis adapts a rueidis client to locksmith's [driver.Conn].
+//
+// Wrap the client of each independent Redis node with [New] and hand the
+// Conns to redlock.New:
+//
+//	nodes := make([]driver.Conn, 0, len(addrs))
+//	for _, addr := range addrs {
+//		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+//		if err != nil {
+//			return err
+//		}
+//		defer client.Close()
+//		nodes = append(nodes, lsrueidis.New(client))
+//	}
+//	locker, err := redlock.New(nodes)
+//
+// (lsrueidis names this package, imported beside rueidis itself.)
+//
+// [New] accepts any rueidis.Client: a single server, a Sentinel-managed
+// deployment or a Redis Cluster, each of which then counts as one Redlock
+// node.
+//
+// # Errors
+//
+// A Redis error reply is returned as the client's *rueidis.RedisError.
+// [Conn.EvalSha] reports a missing script with an error that matches both
+// [driver.ErrNoScript] and the server's error. A nil reply is a nil value,
+// not rueidis.Nil. On a cluster client, keys in different hash slots are an
+// error, as rueidis refuses to build such a command.
+//
+// # Context
+//
+// rueidis honours ctx while it waits for a reply: when ctx ends first, the
+// method returns ctx.Err() and the reply is discarded when it arrives.
+//
+// # Concurrency
+//
+// A Conn is safe for concurrent use, as a rueidis.Client is.
+package rueidis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/redis/rueidis"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+var (
+	_ driver.Conn       = (*Conn)(nil)
+	_ driver.Identifier = (*Conn)(nil)
+)
+
+// Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
+// one with [New].
+type Conn struct {
+	client rueidis.Client
+}
+
+// New returns a Conn that sends its commands through client. The client
+// remains the caller's: closing it is the caller's job, after the last use
+// of the Conn. New panics if client is nil.
+func New(client rueidis.Client) *Conn {
+	if client == nil {
+		panic("rueidis: New called with a nil client")
+	}
+	return &Conn{client: client}
+}
+
+// Eval runs script with EVAL. See [driver.Conn].
+func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd, err := build(func() rueidis.Completed {
+		return c.client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply(ctx, c.client.Do(ctx, cmd))
+}
+
+// EvalSha runs the script cached under sha1 with EVALSHA. When the server
+// does not have it, the error matches [driver.ErrNoScript]. See
+// [driver.Conn].
+func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd, err := build(func() rueidis.Completed {
+		return c.client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	})
+	if err != nil {
+		return nil, err
+	}
+	val, err := reply(ctx, c.client.Do(ctx, cmd))
+	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
+		return nil, noScriptError{err}
+	}
+	return val, err
+}
+
+// ScriptLoad caches script with SCRIPT LOAD and returns the digest the
+// server reports. A cluster client loads it on every node it knows, so that
+// EVALSHA succeeds wherever the keys lead. See [driver.Conn].
+func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if c.client.Mode() == rueidis.ClientModeCluster {
+		// SCRIPT LOAD has no key, so the cluster client would send
+		// it to just one node.
+		return loadOnEveryNode(ctx, c.client.Nodes(), script)
+	}
+	return loadOn(ctx, c.client, script)
+}
+
+func loadOn(ctx context.Context, client rueidis.Client, script string) (string, error) {
+	digest, err := client.Do(ctx, client.B().ScriptLoad().Script(script).Build()).ToString()
+	return digest, withContextErr(ctx, err)
+}
+
+func loadOnEveryNode(ctx context.Context, nodes map[string]rueidis.Client, script string) (string, error) {
+	if len(nodes) == 0 {
+		return "", errors.New("rueidis: the cluster client knows no nodes to load the script on")
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		digests = make(map[string]string, len(nodes))
+		errs    []error
+	)
+	for addr, node := range nodes {
+		wg.Go(func() {
+			digest, err := loadOn(ctx, node, script)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("rueidis: SCRIPT LOAD on %s: %w", addr, err))
+				return
+			}
+			digests[addr] = digest
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return "", errors.Join(errs...)
+	}
+	var digest string
+	for addr, d := range digests {
+		if digest != "" && d != digest {
+			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s reported digest %q, another node %q", addr, d, digest)
+		}
+		digest = d
+	}
+	return digest, nil
+}
+
+// NodeID identifies the node behind the Conn for [driver.Identifier] by the
+// identity of the client: two Conns share an ID exactly when they wrap the
+// same client.
+func (c *Conn) NodeID() string {
+	return fmt.Sprintf("%T@%p", c.client, c.client)
+}
+
+// build runs a command builder and turns its panic into an error. The
+// builder of a cluster client panics when keys fall in different hash
+// slots, which is the caller's mistake to be reported, not a crash.
+func build(builder func() rueidis.Completed) (cmd rueidis.Completed, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rueidis: cannot build the command: %v", p)
+		}
+	}()
+	return builder(), nil
+}
+
+// reply converts a result to the types of the driver contract. rueidis
+// decodes integers as int64, bulk and status strings as string, arrays as
+// []any with nil elements, and reports a nil reply as rueidis.Nil.
+func reply(ctx context.Context, result rueidis.RedisResult) (any, error) {
+	val, err := result.ToAny()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, withContextErr(ctx, err)
+	}
+	return val, nil
+}
+
+// noScriptError is the server's NOSCRIPT error, marked so that it also
+// matches driver.ErrNoScript.
+type noScriptError struct {
+	err error
+}
+
+func (e noScriptError) Error() string { return e.err.Error() }
+
+func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
+
+// withContextErr makes sure that an error which ctx caused matches
+// ctx.Err(), whichever way the client noticed the end of ctx.
+func withContextErr(ctx context.Context, err error) error {
+	ctxErr := ctx.Err()
+	if err == nil || ctxErr == nil || errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", ctxErr, err)
+}
