@@ -17,7 +17,10 @@
 // [New] accepts any client that runs scripts: a *redis.Client (including
 // one from redis.NewFailoverClient), a *redis.ClusterClient, a *redis.Ring
 // or a redis.UniversalClient. A cluster, a ring or a Sentinel-managed
-// deployment then counts as one Redlock node.
+// deployment then counts as one Redlock node, which is only as safe as its
+// failover: a Ring hands the keys of a shard it marks down to the other
+// shards, where a lock held on the failed shard does not exist, so a Ring of
+// several shards is best not used as a node.
 //
 // # Errors
 //
