@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
@@ -263,7 +264,7 @@ func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	qe := c.tally("lock", req, results, isOne)
 	if quorum.Granted(qe.Granted, len(c.nodes), validity) {
-		return &Lock{client: c, req: req, value: value, validUntil: start.Add(req.ttl - req.drift)}, nil
+		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 	}
 	qe.Validity = validity
 	c.cleanup(ctx, req, value, results)
@@ -304,6 +305,9 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 		reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
 		if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
 			err = ErrNodeTimeout
+		}
+		if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
+			err = fmt.Errorf("keys of one lock must share a Redis Cluster hash slot; give them a common hash tag, as in {order:42}:payment and {order:42}:stock: %w", err)
 		}
 		results[i] = result{reply: reply, err: err}
 	})

@@ -31,6 +31,17 @@ var (
 	// an Unlock that a quorum confirmed. It matches ErrNotHeld.
 	ErrReleased error = &chainedError{"redlock: lock not held: already released", ErrNotHeld}
 
+	// ErrLockLost is the cause of the context that Do and KeepAlive hand
+	// out when the lock can no longer be guaranteed: a renewal round found
+	// the lock gone on too many nodes, or no renewal succeeded before the
+	// loss margin. Do also returns it. It matches ErrNotHeld.
+	ErrLockLost error = &chainedError{"redlock: lock lost", ErrNotHeld}
+
+	// ErrHoldLimit is the cause of the context that Do and KeepAlive hand
+	// out when renewal stops at a bound set by WithMaxHold or
+	// WithMaxRenewals. The lock is still held then; Do releases it.
+	ErrHoldLimit = errors.New("redlock: hold limit reached")
+
 	// ErrInvalidArgument is matched by every error about a bad argument or
 	// option: it is a bug in the caller, never a condition of the nodes.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")

@@ -13,6 +13,11 @@ import (
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
+// testNodeTimeout is the per-node timeout of tests that are not about
+// timing: long enough that a loaded machine does not turn a slow reply into
+// a failure, short enough that a hung node costs little.
+const testNodeTimeout = 250 * time.Millisecond
+
 // cluster is a set of in-process Redis nodes, each behind a fault
 // injector.
 type cluster struct {

@@ -19,10 +19,13 @@ type Lock struct {
 	req    request
 	value  string
 
-	mu         sync.Mutex
-	validUntil time.Time // on the monotonic clock; zero once Unlock started
-	unlocking  bool      // Unlock was called
-	released   bool      // an Unlock was confirmed by a quorum
+	acquired time.Time // start of the round that granted or resumed the lock
+
+	mu           sync.Mutex
+	validUntil   time.Time // on the monotonic clock; zero once Unlock started
+	unlocking    bool      // Unlock was called
+	released     bool      // an Unlock was confirmed by a quorum
+	keepingAlive bool      // a KeepAlive goroutine runs
 }
 
 // Key returns the resource name the lock was acquired on; for a lock over
@@ -127,6 +130,9 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 		// nothing older to fall back on.
 		l.validUntil = newUntil
 		l.req = req
+		if l.acquired.IsZero() {
+			l.acquired = start
+		}
 	case newUntil.Before(l.validUntil):
 		// The failed round may have shortened the keys on some nodes,
 		// so the old validity is only safe up to the new TTL.

@@ -156,7 +156,7 @@ func TestMinorityFailureStillGrants(t *testing.T) {
 	for _, mode := range []faults.Mode{faults.Fail, faults.Hang, faults.LoseReply} {
 		t.Run(mode.String(), func(t *testing.T) {
 			c := newCluster(t, 5)
-			client := c.client(t, redlock.WithNodeTimeout(20*time.Millisecond))
+			client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 			c.setFaults(mode, mode)
 			l, err := client.TryLock(context.Background(), "k", time.Minute)
 			if err != nil {
@@ -180,7 +180,7 @@ func TestMajorityFailureIsNotAcquiredAndLeavesNoKey(t *testing.T) {
 	for _, mode := range []faults.Mode{faults.Fail, faults.Hang, faults.LoseReply} {
 		t.Run(mode.String(), func(t *testing.T) {
 			c := newCluster(t, 5)
-			client := c.client(t, redlock.WithNodeTimeout(20*time.Millisecond))
+			client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 			c.setFaults(mode, mode, mode)
 			_, err := client.TryLock(context.Background(), "k", time.Minute)
 			var qe *redlock.QuorumError
@@ -391,7 +391,7 @@ func TestExtendNeverRecreatesAKey(t *testing.T) {
 
 func TestFailedExtendNeverMovesValidityLater(t *testing.T) {
 	c := newCluster(t, 5)
-	client := c.client(t, redlock.WithNodeTimeout(20*time.Millisecond))
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 	l := mustLock(t, client, "k", 10*time.Second)
 	until := l.ValidUntil()
 	c.setFaults(faults.LoseReply, faults.LoseReply, faults.LoseReply)

@@ -36,6 +36,14 @@ const (
 	DefaultRetryDelay  = 50 * time.Millisecond
 	DefaultRetryJitter = 200 * time.Millisecond
 	DefaultRetryCount  = 32
+
+	// DefaultRenewAt is the share of the TTL left on a lock when automatic
+	// renewal extends it.
+	DefaultRenewAt = 0.5
+
+	// DefaultLossMargin is the share of the TTL left on a lock when, not
+	// renewed by then, it counts as lost.
+	DefaultLossMargin = 0.1
 )
 
 type config struct {
@@ -45,6 +53,12 @@ type config struct {
 	nodeTimeoutSet bool          // false: derived from each call's TTL
 	newValue       func() (string, error)
 	keyPrefix      string
+
+	renewAt       float64       // share of the TTL left when renewal starts
+	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost
+	maxHold       time.Duration // 0: no limit
+	maxRenewals   int           // used when limitRenewals
+	limitRenewals bool
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -52,6 +66,8 @@ func newConfig(opts []Option) (config, error) {
 		retry:       ConstantBackoff(DefaultRetryDelay, DefaultRetryJitter, DefaultRetryCount),
 		driftFactor: DefaultDriftFactor,
 		newValue:    randomValue,
+		renewAt:     DefaultRenewAt,
+		lossMargin:  DefaultLossMargin,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -72,6 +88,14 @@ func (c *config) validate() error {
 		return invalidf("node timeout %v must be positive", c.nodeTimeout)
 	case c.newValue == nil:
 		return invalidf("nil value generator")
+	case math.IsNaN(c.renewAt) || c.renewAt <= 0 || c.renewAt >= 1:
+		return invalidf("renewal point %v is outside (0, 1)", c.renewAt)
+	case math.IsNaN(c.lossMargin) || c.lossMargin <= 0 || c.lossMargin >= c.renewAt:
+		return invalidf("loss margin %v is outside (0, renewal point %v)", c.lossMargin, c.renewAt)
+	case c.maxHold < 0:
+		return invalidf("max hold %v is negative", c.maxHold)
+	case c.maxRenewals < 0:
+		return invalidf("max renewals %d is negative", c.maxRenewals)
 	}
 	if v, ok := c.retry.(validator); ok {
 		return v.validate()
@@ -133,4 +157,39 @@ func randomValue() (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(raw[:]), nil
+}
+
+// WithRenewal sets when automatic renewal ([Client.Do], [Lock.KeepAlive])
+// acts, as shares of the lock's TTL left before [Lock.ValidUntil].
+//
+// When renewAt of the TTL is left, the lock is extended by its TTL; a round
+// that fails on node errors is retried. When only lossMargin is left and no
+// round has succeeded, the lock counts as lost and the context handed to the
+// caller is cancelled, so the margin is the time the caller has to stop
+// using the resource. They must satisfy 0 < lossMargin < renewAt < 1.
+// Defaults: DefaultRenewAt (0.5) and DefaultLossMargin (0.1).
+func WithRenewal(renewAt, lossMargin float64) Option {
+	return optionFunc(func(c *config) {
+		c.renewAt = renewAt
+		c.lossMargin = lossMargin
+	})
+}
+
+// WithMaxHold bounds how long automatic renewal keeps a lock, counted from
+// its acquisition. Once the bound is reached renewal stops and the context
+// handed to the caller is cancelled with a cause matching ErrHoldLimit.
+// Zero means no bound. Default: no bound.
+func WithMaxHold(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxHold = d })
+}
+
+// WithMaxRenewals bounds how many times automatic renewal extends a lock.
+// When the next renewal would exceed it, renewal stops and the context
+// handed to the caller is cancelled with a cause matching ErrHoldLimit.
+// Zero allows no renewal at all. Default: no bound.
+func WithMaxRenewals(n int) Option {
+	return optionFunc(func(c *config) {
+		c.maxRenewals = n
+		c.limitRenewals = true
+	})
 }

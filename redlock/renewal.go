@@ -1,0 +1,235 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Do acquires a lock on key for ttl as Lock does, calls fn while holding
+// it, and releases it when fn returns, also when fn panics.
+//
+// While fn runs the lock is extended automatically before its validity runs
+// low (see WithRenewal). The context passed to fn is cancelled as soon as
+// the lock can no longer be guaranteed, with a cause matching ErrLockLost,
+// before the lock's validity ends; fn must stop using the resource then.
+// It is also cancelled with a cause matching ErrHoldLimit when a bound set
+// by WithMaxHold or WithMaxRenewals is reached, and when ctx is done.
+//
+// Do returns the error of Lock when the lock is not acquired. Otherwise it
+// returns fn's error joined with the cause of a lost lock or reached hold
+// limit and with the error of the release, if any; nil when all went well.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return c.do(ctx, []string{key}, ttl, fn)
+}
+
+// DoMulti is Do over several resources, acquired as by LockMulti.
+func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return c.do(ctx, keys, ttl, fn)
+}
+
+func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn func(context.Context) error) (err error) {
+	if fn == nil {
+		return invalidf("nil function")
+	}
+	l, err := c.lock(ctx, keys, ttl, c.cfg.retry)
+	if err != nil {
+		return err
+	}
+	fnCtx, stop := l.KeepAlive(ctx)
+	defer func() {
+		// Read the cause before stop, which cancels fnCtx as well.
+		cause := context.Cause(fnCtx)
+		stop()
+		unlockErr := l.Unlock(ctx)
+		if errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrHoldLimit) {
+			err = errors.Join(err, cause, unlockErr)
+		} else {
+			err = errors.Join(err, unlockErr)
+		}
+	}()
+	return fn(fnCtx)
+}
+
+// KeepAlive extends l automatically in the background until stop is
+// called, and returns a context derived from ctx for the work done under
+// the lock.
+//
+// The context is cancelled, before l's validity ends, as soon as the lock
+// can no longer be guaranteed; its cause (context.Cause) then matches
+// ErrLockLost. It is cancelled with a cause matching ErrHoldLimit when a
+// bound set by WithMaxHold or WithMaxRenewals is reached, with ErrReleased
+// when l is unlocked, and when ctx is done, after which renewal stops too.
+//
+// stop ends the renewal, waits for the background goroutine to return and
+// cancels the context; it does not release the lock. It may be called more
+// than once. If l is nil, not held, or already kept alive, the context is
+// returned cancelled with the reason as its cause.
+//
+// Renewal rounds are detached from ctx's cancellation and bounded by the
+// per-node timeout, like Unlock.
+func (l *Lock) KeepAlive(ctx context.Context) (_ context.Context, stop func()) {
+	parent := ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	kctx, cancel := context.WithCancelCause(parent)
+	if cause := l.startKeepAlive(ctx); cause != nil {
+		cancel(cause)
+		return kctx, func() { cancel(context.Canceled) }
+	}
+	stopCh := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.renew(kctx, cancel, stopCh)
+		l.mu.Lock()
+		l.keepingAlive = false
+		l.mu.Unlock()
+	}()
+	var once sync.Once
+	return kctx, func() {
+		once.Do(func() {
+			close(stopCh)
+			<-done
+			cancel(context.Canceled)
+		})
+	}
+}
+
+// startKeepAlive checks that l can be kept alive and marks it so. It
+// returns the reason when it cannot.
+func (l *Lock) startKeepAlive(ctx context.Context) error {
+	if ctx == nil {
+		return invalidf("nil Context")
+	}
+	if l == nil {
+		return invalidf("KeepAlive of a nil *Lock")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.unlocking:
+		return ErrReleased
+	case l.keepingAlive:
+		return invalidf("KeepAlive of a lock already kept alive")
+	case !time.Now().Before(l.validUntil):
+		return ErrExpired
+	}
+	l.keepingAlive = true
+	return nil
+}
+
+// renew extends l each time its validity falls to the renewal point, until
+// stop is closed, ctx is done, or the lock is lost, released or at a hold
+// limit, in which case it cancels ctx with the reason.
+func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	cfg := &l.client.cfg
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	// sleep waits d and reports whether renewal should go on.
+	sleep := func(d time.Duration) bool {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+			return true
+		case <-stop:
+		case <-ctx.Done():
+		}
+		return false
+	}
+
+	// The loss deadline fires on its own timer so that it is met even
+	// while a renewal round is in flight.
+	var lastErr error
+	var lastErrMu sync.Mutex
+	lossTimer := time.AfterFunc(time.Hour, func() {
+		lastErrMu.Lock()
+		defer lastErrMu.Unlock()
+		cause := fmt.Errorf("%w: not renewed before the loss margin", ErrLockLost)
+		if lastErr != nil {
+			cause = fmt.Errorf("%w: %w", cause, lastErr)
+		}
+		cancel(cause)
+	})
+	defer lossTimer.Stop()
+
+	for renewals := 0; ; renewals++ {
+		l.mu.Lock()
+		until, req, unlocking := l.validUntil, l.req, l.unlocking
+		l.mu.Unlock()
+		if unlocking {
+			cancel(ErrReleased)
+			return
+		}
+		if !lossTimer.Stop() {
+			return // the lock was declared lost
+		}
+		lossTimer.Reset(time.Until(until.Add(-share(req.ttl, cfg.lossMargin))))
+		renewAt := until.Add(-share(req.ttl, cfg.renewAt))
+
+		if limitAt, cause := l.holdLimit(renewAt, renewals); cause != nil {
+			if sleep(time.Until(limitAt)) {
+				cancel(cause)
+			}
+			return
+		}
+		if !sleep(time.Until(renewAt)) {
+			return
+		}
+		for {
+			err := l.extend(context.WithoutCancel(ctx), req)
+			if err == nil {
+				break
+			}
+			var qe *QuorumError
+			if l.isUnlocking() {
+				cancel(ErrReleased)
+				return
+			}
+			if errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum {
+				// Too many nodes answered that the lock is gone:
+				// no retry can win it back.
+				cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
+				return
+			}
+			lastErrMu.Lock()
+			lastErr = err
+			lastErrMu.Unlock()
+			// Node errors may pass; retry until the loss timer
+			// fires.
+			if !sleep(req.nodeTimeout) {
+				return
+			}
+		}
+	}
+}
+
+// holdLimit returns when renewal must stop for a bound of WithMaxHold or
+// WithMaxRenewals, and the cause to report; a nil cause when no bound is
+// reached before the renewal due at renewAt.
+func (l *Lock) holdLimit(renewAt time.Time, renewals int) (time.Time, error) {
+	cfg := &l.client.cfg
+	if cfg.maxHold > 0 {
+		if holdUntil := l.acquired.Add(cfg.maxHold); !holdUntil.After(renewAt) {
+			return holdUntil, fmt.Errorf("%w: held for the maximum of %v", ErrHoldLimit, cfg.maxHold)
+		}
+	}
+	if cfg.limitRenewals && renewals >= cfg.maxRenewals {
+		return renewAt, fmt.Errorf("%w: renewed the maximum of %d times", ErrHoldLimit, cfg.maxRenewals)
+	}
+	return time.Time{}, nil
+}
+
+func (l *Lock) isUnlocking() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unlocking
+}
+
+// share returns the given share of ttl.
+func share(ttl time.Duration, f float64) time.Duration {
+	return time.Duration(float64(ttl) * f)
+}
