@@ -1,0 +1,273 @@
+package redislock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+var (
+	// ErrNotObtained is returned by Obtain when the key is held by another
+	// owner and the retry strategy or the context ended the tries, and by
+	// Refresh when the lock is no longer held. When a context ended the
+	// tries, the error also matches ctx.Err().
+	ErrNotObtained = errors.New("redislock: not obtained")
+
+	// ErrLockNotHeld is returned by Release, and by TTL of a nil Lock,
+	// when the lock is no longer held: it expired, was released, or
+	// belongs to another owner.
+	ErrLockNotHeld = errors.New("redislock: lock not held")
+)
+
+// RedisClient is the connection a Client sends its scripts through: any
+// locksmith driver.Conn, built from a Redis client with one of locksmith's
+// adapters.
+type RedisClient = driver.Conn
+
+// Client obtains locks on one Redis server (or one Cluster or Sentinel
+// deployment addressed through one client). It is safe for concurrent use
+// and owns nothing: the Conn given to New stays the caller's to close.
+type Client struct {
+	node *scripts.Node
+}
+
+// New returns a Client that sends its scripts through conn. It does no I/O.
+// A nil conn is reported by every call that would use it.
+func New(conn driver.Conn) *Client {
+	if isNil(conn) {
+		return &Client{}
+	}
+	return &Client{node: scripts.NewNode(conn)}
+}
+
+// Obtain is a shortcut for New(client).Obtain(ctx, key, ttl, opt). A Client
+// kept across calls sends less: it remembers which scripts the server has
+// loaded.
+func Obtain(ctx context.Context, client RedisClient, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+	return New(client).Obtain(ctx, key, ttl, opt)
+}
+
+// ObtainMulti is a shortcut for New(client).ObtainMulti(ctx, keys, ttl,
+// opt).
+func ObtainMulti(ctx context.Context, client RedisClient, keys []string, ttl time.Duration, opt *Options) (*Lock, error) {
+	return New(client).ObtainMulti(ctx, keys, ttl, opt)
+}
+
+// Obtain takes a lock on key for ttl, which must be at least 1ms; it is
+// used in whole milliseconds. The key is set to the lock's token followed
+// by opt.Metadata.
+//
+// When the key holds another owner's value, Obtain waits as opt's
+// RetryStrategy says (by default it does not retry) and tries again, until
+// the strategy stops or ctx ends; a ctx without a deadline gets one ttl
+// from now, so the tries cannot go on forever. It then returns
+// ErrNotObtained, joined with ctx.Err() when ctx ended the tries. When the
+// key already holds a value that starts with opt.Token, the lock is taken
+// again: its value and TTL are replaced. An error of the server or the
+// connection ends the tries and is returned as it is.
+func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+	return c.ObtainMulti(ctx, []string{key}, ttl, opt)
+}
+
+// ObtainMulti takes one lock over several keys, all or none: if any key is
+// held by another owner, no key is touched and Obtain's retries apply. The
+// keys must be distinct; on a Redis Cluster they must hash to one slot
+// (give them a common hash tag, as in "{order:42}:payment"). Everything
+// else is as for Obtain.
+func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Duration, opt *Options) (*Lock, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkKeys(keys); err != nil {
+		return nil, err
+	}
+	ttlArg, err := ttlArgument(ttl)
+	if err != nil {
+		return nil, err
+	}
+	token := opt.getToken()
+	if token == "" {
+		if token, err = randomToken(); err != nil {
+			return nil, fmt.Errorf("redislock: making a token: %w", err)
+		}
+	}
+	value := token + opt.getMetadata()
+	keys = append([]string(nil), keys...)
+	args := []string{value, strconv.Itoa(len(token)), ttlArg}
+
+	err = withRetry(ctx, ttl, opt.getRetryStrategy(), func(ctx context.Context) (bool, error) {
+		reply, err := c.node.Run(ctx, obtainScript, keys, args)
+		switch {
+		case err != nil:
+			// A broken server or connection rarely heals within a TTL.
+			return true, err
+		case reply == int64(1):
+			return true, nil
+		case reply == int64(0):
+			return false, nil
+		}
+		return true, unexpected(reply)
+	})
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{Client: c, keys: keys, value: value, tokenLen: len(token)}
+	l.ttl.Store(int64(ttl))
+	return l, nil
+}
+
+// withRetry calls attempt until it reports done, the retry strategy stops,
+// or ctx ends. attempt returns done=false to be retried, with a non-nil err
+// when the try failed for a reason worth reporting. Once the strategy
+// stops, withRetry returns the last such err, or ErrNotObtained; when ctx
+// ends, the same joined with ctx.Err(). A ctx without a deadline gets one
+// limit from now, so an endless strategy still ends.
+func withRetry(ctx context.Context, limit time.Duration, retry RetryStrategy, attempt func(context.Context) (done bool, err error)) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	var (
+		lastErr error
+		timer   *time.Timer
+	)
+	for {
+		done, err := attempt(ctx)
+		if done {
+			return err
+		}
+		if err != nil {
+			lastErr = err
+		}
+		backoff := retry.NextBackoff()
+		if backoff < 1 {
+			if lastErr != nil {
+				return lastErr
+			}
+			return ErrNotObtained
+		}
+		if timer == nil {
+			timer = time.NewTimer(backoff)
+			defer timer.Stop()
+		} else {
+			timer.Reset(backoff)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			if lastErr == nil {
+				lastErr = ErrNotObtained
+			}
+			return errors.Join(lastErr, ctx.Err())
+		}
+	}
+}
+
+func (c *Client) check(ctx context.Context) error {
+	if c == nil || c.node == nil {
+		return errors.New("redislock: no connection: the Client was not made by New with a non-nil driver.Conn")
+	}
+	if ctx == nil {
+		return errors.New("redislock: nil Context")
+	}
+	return nil
+}
+
+// isNil reports whether conn is nil or a typed nil, which would fail on
+// its first call.
+func isNil(conn driver.Conn) bool {
+	if conn == nil {
+		return true
+	}
+	v := reflect.ValueOf(conn)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+func checkKeys(keys []string) error {
+	if len(keys) == 0 {
+		return errors.New("redislock: no keys to lock")
+	}
+	for i, key := range keys {
+		for _, prev := range keys[:i] {
+			if prev == key {
+				return fmt.Errorf("redislock: key %q given twice", key)
+			}
+		}
+	}
+	return nil
+}
+
+func ttlArgument(ttl time.Duration) (string, error) {
+	if ttl < time.Millisecond {
+		return "", fmt.Errorf("redislock: ttl %v is below 1ms, the resolution of key expiry", ttl)
+	}
+	return strconv.FormatInt(ttl.Milliseconds(), 10), nil
+}
+
+// randomToken makes a token in the format bsm/redislock uses: 16 bytes
+// from crypto/rand in unpadded URL-safe base64 (22 characters).
+func randomToken() (string, error) {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(raw[:]), nil
+}
+
+func unexpected(reply any) error {
+	return fmt.Errorf("redislock: unexpected reply %#v", reply)
+}
+
+// Options describe how to obtain or refresh a lock. A nil *Options is
+// valid and means the defaults.
+type Options struct {
+	// RetryStrategy chooses whether and when to try again. Obtain retries
+	// while the key is held by another owner; Refresh retries after an
+	// error of the server or connection. Default: NoRetry().
+	RetryStrategy RetryStrategy
+
+	// Metadata is stored in the key after the token and returned by
+	// Lock.Metadata. Default: none.
+	Metadata string
+
+	// Token identifies the lock's owner; it is stored at the start of the
+	// key's value. Obtain with the Token of a lock still held takes that
+	// lock again. Default: 16 random bytes, base64-encoded (22
+	// characters). A custom token must be as hard to guess: whoever knows
+	// it can take over the lock.
+	Token string
+}
+
+func (o *Options) getMetadata() string {
+	if o == nil {
+		return ""
+	}
+	return o.Metadata
+}
+
+func (o *Options) getToken() string {
+	if o == nil {
+		return ""
+	}
+	return o.Token
+}
+
+func (o *Options) getRetryStrategy() RetryStrategy {
+	if o == nil || o.RetryStrategy == nil {
+		return NoRetry()
+	}
+	return o.RetryStrategy
+}
