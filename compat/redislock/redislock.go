@@ -72,7 +72,8 @@ func ObtainMulti(ctx context.Context, client RedisClient, keys []string, ttl tim
 // ErrNotObtained, joined with ctx.Err() when ctx ended the tries. When the
 // key already holds a value that starts with opt.Token, the lock is taken
 // again: its value and TTL are replaced. An error of the server or the
-// connection ends the tries and is returned as it is.
+// connection ends the tries and is returned as it is, joined with
+// ErrNotObtained when it came from the end of ctx.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	return c.ObtainMulti(ctx, []string{key}, ttl, opt)
 }
@@ -106,6 +107,8 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 	err = withRetry(ctx, ttl, opt.getRetryStrategy(), func(ctx context.Context) (bool, error) {
 		reply, err := c.node.Run(ctx, obtainScript, keys, args)
 		switch {
+		case err != nil && ended(ctx):
+			return true, errors.Join(ErrNotObtained, err)
 		case err != nil:
 			// A broken server or connection rarely heals within a TTL.
 			return true, err
@@ -170,6 +173,17 @@ func withRetry(ctx context.Context, limit time.Duration, retry RetryStrategy, at
 			return errors.Join(lastErr, ctx.Err())
 		}
 	}
+}
+
+// ended reports whether ctx is done or its deadline has passed: a
+// connection that turns the deadline into a socket timeout can fail a
+// moment before ctx itself reports it.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && !time.Now().Before(deadline)
 }
 
 func (c *Client) check(ctx context.Context) error {

@@ -46,11 +46,18 @@ func LimitRetry(s RetryStrategy, max int) RetryStrategy {
 }
 
 func (r *limitedRetry) NextBackoff() time.Duration {
-	if r.next == nil || r.count.Load() >= r.max {
+	if r.next == nil {
 		return 0
 	}
-	r.count.Add(1)
-	return r.next.NextBackoff()
+	for {
+		n := r.count.Load()
+		if n >= r.max {
+			return 0
+		}
+		if r.count.CompareAndSwap(n, n+1) {
+			return r.next.NextBackoff()
+		}
+	}
 }
 
 type exponentialBackoff struct {

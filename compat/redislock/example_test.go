@@ -1,0 +1,124 @@
+package redislock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/locksmith-go/locksmith/compat/redislock"
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/resp"
+)
+
+// exampleConn starts an in-process Redis server and returns a driver.Conn
+// for it. A program gets its Conn from one of locksmith's adapters
+// instead, for example goredis.New(redis.NewClient(...)).
+func exampleConn() (conn driver.Conn, stop func()) {
+	s, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := resp.Dial(s.Addr())
+	return c, func() { c.Close(); s.Close() }
+}
+
+func Example() {
+	conn, stop := exampleConn()
+	defer stop()
+	ctx := context.Background()
+
+	locker := redislock.New(conn)
+	lock, err := locker.Obtain(ctx, "report:daily", time.Minute, nil)
+	if errors.Is(err, redislock.ErrNotObtained) {
+		fmt.Println("someone else is on it")
+		return
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Release(ctx)
+	fmt.Println("I have the lock")
+
+	if ttl, err := lock.TTL(ctx); err != nil {
+		log.Fatal(err)
+	} else if ttl > 0 {
+		fmt.Println("still mine")
+	}
+
+	// Taking longer than planned: ask for more time.
+	if err := lock.Refresh(ctx, 2*time.Minute, nil); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// I have the lock
+	// still mine
+}
+
+func ExampleClient_Obtain_retry() {
+	conn, stop := exampleConn()
+	defer stop()
+	ctx := context.Background()
+	locker := redislock.New(conn)
+
+	holder, err := locker.Obtain(ctx, "job", time.Minute, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer holder.Release(ctx)
+
+	// Try again up to 3 times, 10ms apart.
+	backoff := redislock.LimitRetry(redislock.LinearBackoff(10*time.Millisecond), 3)
+	_, err = locker.Obtain(ctx, "job", time.Minute, &redislock.Options{RetryStrategy: backoff})
+	fmt.Println(err)
+	// Output:
+	// redislock: not obtained
+}
+
+func ExampleClient_ObtainMulti() {
+	conn, stop := exampleConn()
+	defer stop()
+	ctx := context.Background()
+
+	// The hash tag {order:42} keeps both keys in one Redis Cluster slot.
+	lock, err := redislock.New(conn).ObtainMulti(ctx,
+		[]string{"{order:42}:payment", "{order:42}:stock"}, time.Minute, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(lock.Keys())
+	fmt.Println(lock.Release(ctx))
+	// Output:
+	// [{order:42}:payment {order:42}:stock]
+	// <nil>
+}
+
+func ExampleOptions_token() {
+	conn, stop := exampleConn()
+	defer stop()
+	ctx := context.Background()
+	locker := redislock.New(conn)
+
+	// One process obtains the lock, with metadata, and passes its token on.
+	first, err := locker.Obtain(ctx, "import", time.Minute, &redislock.Options{Metadata: "step 1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Another process (on this package or on bsm/redislock) takes the same
+	// lock again with the token, replacing the metadata and the TTL.
+	again, err := locker.Obtain(ctx, "import", time.Minute, &redislock.Options{
+		Token:    first.Token(),
+		Metadata: "step 2",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(again.Token() == first.Token(), again.Metadata())
+	fmt.Println(again.Release(ctx))
+	// Output:
+	// true step 2
+	// <nil>
+}

@@ -1,0 +1,289 @@
+package redislock_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/compat/redislock"
+	"github.com/locksmith-go/locksmith/internal/faults"
+)
+
+func TestObtainStoresTokenAndMetadata(t *testing.T) {
+	s := newServer(t)
+	l := mustObtain(t, s.client, "report", time.Minute, &redislock.Options{Metadata: "host-7"})
+
+	if got := l.Key(); got != "report" {
+		t.Errorf("Key() = %q, want %q", got, "report")
+	}
+	if got := l.Keys(); len(got) != 1 || got[0] != "report" {
+		t.Errorf("Keys() = %q, want [report]", got)
+	}
+	if got := l.Metadata(); got != "host-7" {
+		t.Errorf("Metadata() = %q, want %q", got, "host-7")
+	}
+	token := l.Token()
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) != 16 || len(token) != 22 {
+		t.Errorf("Token() = %q, want 22 characters of unpadded URL-safe base64 for 16 bytes", token)
+	}
+	if got, want := s.value("report"), token+"host-7"; got != want {
+		t.Errorf("stored value = %q, want token+metadata %q", got, want)
+	}
+	if got := s.TTL("report"); got != time.Minute {
+		t.Errorf("TTL on the server = %v, want 1m", got)
+	}
+	if l.Client != s.client {
+		t.Error("Lock.Client is not the Client that obtained it")
+	}
+}
+
+func TestTokensAreFresh(t *testing.T) {
+	s := newServer(t)
+	seen := map[string]bool{}
+	for range 20 {
+		l := mustObtain(t, s.client, "k", time.Minute, nil)
+		if seen[l.Token()] {
+			t.Fatalf("token %q drawn twice", l.Token())
+		}
+		seen[l.Token()] = true
+		if err := l.Release(context.Background()); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+	}
+}
+
+func TestObtainOfHeldKey(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opt     *redislock.Options
+		retries int
+	}{
+		{"nil options", nil, 0},
+		{"no strategy", &redislock.Options{}, 0},
+		{"NoRetry", &redislock.Options{RetryStrategy: redislock.NoRetry()}, 0},
+		{"LimitRetry", &redislock.Options{RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(time.Millisecond), 3)}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			s.hold(t, "k", "theirs", time.Minute)
+			tries := 0
+			s.faults.OnCall(func(method string) {
+				if method != "ScriptLoad" {
+					tries++
+				}
+			})
+			_, err := s.client.Obtain(context.Background(), "k", time.Minute, tc.opt)
+			if err != redislock.ErrNotObtained {
+				t.Fatalf("Obtain() = %v, want ErrNotObtained", err)
+			}
+			if tries != tc.retries+1 {
+				t.Errorf("tries = %d, want %d", tries, tc.retries+1)
+			}
+			if got := s.value("k"); got != "theirs" {
+				t.Errorf("stored value = %q, want the other owner's", got)
+			}
+		})
+	}
+}
+
+func TestObtainRetriesUntilTheKeyIsFree(t *testing.T) {
+	s := newServer(t)
+	s.hold(t, "k", "theirs", time.Minute)
+	retry := &strategy{next: func(call int) time.Duration {
+		if call == 2 {
+			s.Del("k")
+		}
+		return time.Millisecond
+	}}
+	l := mustObtain(t, s.client, "k", time.Minute, &redislock.Options{RetryStrategy: retry})
+	if retry.calls != 2 {
+		t.Errorf("NextBackoff calls = %d, want 2", retry.calls)
+	}
+	if got := s.value("k"); got != l.Token() {
+		t.Errorf("stored value = %q, want the token %q", got, l.Token())
+	}
+}
+
+func TestObtainRetriesEndWithTheContext(t *testing.T) {
+	s := newServer(t)
+	s.hold(t, "k", "theirs", time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	retry := &strategy{next: func(int) time.Duration {
+		cancel()
+		return time.Hour
+	}}
+	_, err := s.client.Obtain(ctx, "k", time.Minute, &redislock.Options{RetryStrategy: retry})
+	if !errors.Is(err, redislock.ErrNotObtained) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Obtain() = %v, want ErrNotObtained and context.Canceled", err)
+	}
+}
+
+func TestObtainWithoutDeadlineStopsAfterTTL(t *testing.T) {
+	s := newServer(t)
+	s.hold(t, "k", "theirs", time.Minute)
+	_, err := s.client.Obtain(context.Background(), "k", 50*time.Millisecond,
+		&redislock.Options{RetryStrategy: redislock.LinearBackoff(time.Millisecond)})
+	if !errors.Is(err, redislock.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Obtain() with endless retries = %v, want ErrNotObtained and context.DeadlineExceeded", err)
+	}
+}
+
+func TestObtainServerErrorEndsTries(t *testing.T) {
+	s := newServer(t)
+	s.faults.Set(faults.Fail)
+	retry := &strategy{next: func(int) time.Duration { return time.Millisecond }}
+	_, err := s.client.Obtain(context.Background(), "k", time.Minute, &redislock.Options{RetryStrategy: retry})
+	if !errors.Is(err, faults.ErrInjected) {
+		t.Errorf("Obtain() = %v, want the connection's error", err)
+	}
+	if retry.calls != 0 {
+		t.Errorf("NextBackoff calls = %d, want 0", retry.calls)
+	}
+}
+
+func TestObtainWithTokenTakesTheLockAgain(t *testing.T) {
+	s := newServer(t)
+	first := mustObtain(t, s.client, "k", time.Minute, &redislock.Options{Metadata: "a"})
+	s.FastForward(40 * time.Second)
+
+	again := mustObtain(t, s.client, "k", 2*time.Minute, &redislock.Options{Token: first.Token(), Metadata: "b"})
+	if got := again.Token(); got != first.Token() {
+		t.Errorf("Token() = %q, want %q", got, first.Token())
+	}
+	if got, want := s.value("k"), first.Token()+"b"; got != want {
+		t.Errorf("stored value = %q, want %q: the metadata is replaced", got, want)
+	}
+	if got := s.TTL("k"); got != 2*time.Minute {
+		t.Errorf("TTL = %v, want the new 2m", got)
+	}
+	// The first handle's value (token+"a") is no longer stored.
+	if err := first.Release(context.Background()); err != redislock.ErrLockNotHeld {
+		t.Errorf("Release() of the replaced lock = %v, want ErrLockNotHeld", err)
+	}
+	if err := again.Release(context.Background()); err != nil {
+		t.Errorf("Release() = %v", err)
+	}
+}
+
+func TestObtainWithAnotherTokenIsRefused(t *testing.T) {
+	s := newServer(t)
+	mustObtain(t, s.client, "k", time.Minute, nil)
+	_, err := s.client.Obtain(context.Background(), "k", time.Minute, &redislock.Options{Token: "someone-else-entirely"})
+	if err != redislock.ErrNotObtained {
+		t.Errorf("Obtain() with another token = %v, want ErrNotObtained", err)
+	}
+}
+
+func TestObtainWithCustomTokenOnFreeKey(t *testing.T) {
+	s := newServer(t)
+	l := mustObtain(t, s.client, "k", time.Minute, &redislock.Options{Token: "my-token", Metadata: "{json}"})
+	if got := s.value("k"); got != "my-token{json}" {
+		t.Errorf("stored value = %q, want %q", got, "my-token{json}")
+	}
+	if l.Token() != "my-token" || l.Metadata() != "{json}" {
+		t.Errorf("Token(), Metadata() = %q, %q", l.Token(), l.Metadata())
+	}
+}
+
+// A lock stored by bsm/redislock is a key holding a 22-character token and
+// the metadata; the compat client must respect it and take it over given
+// the token.
+func TestLockOfAnotherLibrary(t *testing.T) {
+	const token = "AAECAwQFBgcICQoLDA0ODw"
+	s := newServer(t)
+	s.hold(t, "jobs", token+"worker-3", time.Minute)
+
+	if _, err := s.client.Obtain(context.Background(), "jobs", time.Minute, nil); err != redislock.ErrNotObtained {
+		t.Fatalf("Obtain() of a key held by another library = %v, want ErrNotObtained", err)
+	}
+	l := mustObtain(t, s.client, "jobs", time.Minute, &redislock.Options{Token: token, Metadata: "worker-3"})
+	if got := l.Metadata(); got != "worker-3" {
+		t.Errorf("Metadata() = %q", got)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Errorf("Release() = %v", err)
+	}
+	if s.Exists("jobs") {
+		t.Error("key still exists after Release")
+	}
+}
+
+func TestObtainShortcuts(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	l, err := redislock.Obtain(ctx, s.faults, "a", time.Minute, nil)
+	if err != nil || l.Key() != "a" {
+		t.Fatalf("Obtain() = %v, %v", l, err)
+	}
+	m, err := redislock.ObtainMulti(ctx, s.faults, []string{"b", "c"}, time.Minute, nil)
+	if err != nil || len(m.Keys()) != 2 {
+		t.Fatalf("ObtainMulti() = %v, %v", m, err)
+	}
+	if got := len(s.Keys()); got != 3 {
+		t.Errorf("keys = %d, want 3", got)
+	}
+}
+
+func TestObtainRecoversFromNoScript(t *testing.T) {
+	s := newServer(t)
+	mustObtain(t, s.client, "a", time.Minute, nil)
+	s.faults.ForgetScripts(true)
+	l := mustObtain(t, s.client, "b", time.Minute, nil)
+	if err := l.Release(context.Background()); err != nil {
+		t.Errorf("Release() = %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	var nilCtx context.Context
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"nil conn", func() error {
+			_, err := redislock.New(nil).Obtain(ctx, "k", time.Minute, nil)
+			return err
+		}},
+		{"nil Client", func() error {
+			var c *redislock.Client
+			_, err := c.Obtain(ctx, "k", time.Minute, nil)
+			return err
+		}},
+		{"nil Context", func() error {
+			_, err := s.client.Obtain(nilCtx, "k", time.Minute, nil)
+			return err
+		}},
+		{"zero TTL", func() error {
+			_, err := s.client.Obtain(ctx, "k", 0, nil)
+			return err
+		}},
+		{"sub-millisecond TTL", func() error {
+			_, err := s.client.Obtain(ctx, "k", 999*time.Microsecond, nil)
+			return err
+		}},
+		{"no keys", func() error {
+			_, err := s.client.ObtainMulti(ctx, nil, time.Minute, nil)
+			return err
+		}},
+		{"key twice", func() error {
+			_, err := s.client.ObtainMulti(ctx, []string{"a", "b", "a"}, time.Minute, nil)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if err == nil || errors.Is(err, redislock.ErrNotObtained) {
+				t.Errorf("error = %v, want a descriptive error", err)
+			}
+		})
+	}
+	if got := s.faults.Calls(); got != 0 {
+		t.Errorf("calls to the server = %d, want 0", got)
+	}
+}
