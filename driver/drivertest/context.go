@@ -143,9 +143,9 @@ func testContextDoneDuringCall(t *testing.T, newConn func(t *testing.T) driver.C
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			got, err := tt.call(ctx)
-			if ctx.Err() == nil {
-				t.Fatalf("call returned %s, %v before its context ended; want it to wait for the busy server", describe(got), err)
-			}
+			// A Conn may notice the deadline a moment before ctx
+			// reports it; the error must match once it does.
+			<-ctx.Done()
 			if !errors.Is(err, ctx.Err()) {
 				t.Errorf("call = %s, %v; want an error matching %v", describe(got), err, ctx.Err())
 			}
