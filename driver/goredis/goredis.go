@@ -51,6 +51,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -241,11 +242,24 @@ func runWithContext[T any](ctx context.Context, do func(context.Context) (T, err
 	}
 }
 
-// withContextErr makes sure that an error which ctx caused (go-redis reports
-// a deadline on the socket as an I/O timeout) matches ctx.Err().
+// withContextErr makes sure that an error which ctx caused matches
+// ctx.Err(). go-redis reports a deadline it applied to the socket as an I/O
+// timeout, and that timeout can fire a moment before ctx itself reports the
+// deadline; the error then matches context.DeadlineExceeded, as ctx.Err()
+// is about to.
 func withContextErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
 	ctxErr := ctx.Err()
-	if err == nil || ctxErr == nil || errors.Is(err, ctxErr) {
+	if ctxErr == nil {
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Now().Before(deadline) {
+			return err
+		}
+		ctxErr = context.DeadlineExceeded
+	}
+	if errors.Is(err, ctxErr) {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", ctxErr, err)

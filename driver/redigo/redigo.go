@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -181,11 +182,22 @@ func (e noScriptError) Error() string { return e.err.Error() }
 func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
 
 // withContextErr makes sure that an error which ctx caused matches
-// ctx.Err(): when ctx has a deadline, redigo also sets it on the socket, and
-// the read may fail with an I/O timeout just before ctx reports its end.
+// ctx.Err(). redigo also applies ctx's deadline to the socket, and that
+// timeout can fire a moment before ctx itself reports the deadline; the
+// error then matches context.DeadlineExceeded, as ctx.Err() is about to.
 func withContextErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
 	ctxErr := ctx.Err()
-	if err == nil || ctxErr == nil || errors.Is(err, ctxErr) {
+	if ctxErr == nil {
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Now().Before(deadline) {
+			return err
+		}
+		ctxErr = context.DeadlineExceeded
+	}
+	if errors.Is(err, ctxErr) {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", ctxErr, err)

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -204,10 +205,23 @@ func (e noScriptError) Error() string { return e.err.Error() }
 func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
 
 // withContextErr makes sure that an error which ctx caused matches
-// ctx.Err(), whichever way the client noticed the end of ctx.
+// ctx.Err(), whichever way the client noticed the end of ctx. A socket
+// timeout set from ctx's deadline can fire a moment before ctx itself
+// reports the deadline; the error then matches context.DeadlineExceeded, as
+// ctx.Err() is about to.
 func withContextErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
 	ctxErr := ctx.Err()
-	if err == nil || ctxErr == nil || errors.Is(err, ctxErr) {
+	if ctxErr == nil {
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Now().Before(deadline) {
+			return err
+		}
+		ctxErr = context.DeadlineExceeded
+	}
+	if errors.Is(err, ctxErr) {
 		return err
 	}
 	return fmt.Errorf("%w (%w)", ctxErr, err)
