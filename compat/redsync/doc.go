@@ -63,9 +63,10 @@
 // A Redsync is safe for concurrent use. The methods of a Mutex may be
 // called concurrently, but a Mutex holds one lock at a time: give each
 // goroutine that locks its own Mutex. Each round of requests contacts all
-// nodes at once, one goroutine per node beyond the first; with
-// [WithFailFast], a round may return before its slowest requests, which
-// then end within the round's timeout.
+// nodes at once, with one goroutine per node beyond the first (one per node
+// with [WithFailFast]). With WithFailFast a round may return before its
+// slowest requests, which then end within the round's timeout; otherwise
+// no goroutine outlives the call that started it.
 //
 // # Differences from go-redsync/redsync
 //

@@ -26,6 +26,7 @@ type ErrTaken struct {
 	Nodes []int
 }
 
+// Error lists the nodes that hold the key for another owner.
 func (err ErrTaken) Error() string {
 	return fmt.Sprintf("redsync: lock already taken on nodes %v", err.Nodes)
 }
@@ -37,6 +38,7 @@ type ErrNodeTaken struct {
 	Node int
 }
 
+// Error names the node that holds the key for another owner.
 func (err ErrNodeTaken) Error() string {
 	return fmt.Sprintf("redsync: node #%d: lock already taken", err.Node)
 }
@@ -50,6 +52,7 @@ type RedisError struct {
 	Err  error
 }
 
+// Error names the node and what went wrong with it.
 func (e RedisError) Error() string {
 	return fmt.Sprintf("redsync: node #%d: %v", e.Node, e.Err)
 }
