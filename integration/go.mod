@@ -59,7 +59,18 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+)
+
+require (
+	github.com/gomodule/redigo v1.9.3
+	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 )

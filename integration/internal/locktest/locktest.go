@@ -1,0 +1,159 @@
+// Package locktest holds what the integration tests share: building a
+// redlock.Client over real nodes through one adapter, naming keys, and
+// inspecting the nodes with raw commands that bypass the library.
+//
+// # Errors
+//
+// Every function taking a testing.TB fails the test with t.Fatalf on an
+// unexpected error, so it must be called from the test's goroutine.
+package locktest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/integration/internal/adapters"
+	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// Generous settings for tests that are not about timing: the machine is
+// small and shared, so a node may be slow to answer for reasons that have
+// nothing to do with the code under test.
+const (
+	// NodeTimeout is the per-node timeout of the clients built by NewClient.
+	NodeTimeout = 250 * time.Millisecond
+	// TTL is a lock lifetime no test waits out.
+	TTL = 10 * time.Second
+)
+
+// Conns returns one Conn per node through adapter a, in node order.
+func Conns(t testing.TB, a adapters.Adapter, nodes []*redisnode.Node, opts ...adapters.Option) []driver.Conn {
+	t.Helper()
+	conns := make([]driver.Conn, len(nodes))
+	for i, n := range nodes {
+		conns[i] = a.Conn(t, n.Addr(), opts...)
+	}
+	return conns
+}
+
+// NewClient returns a redlock.Client over conns with [NodeTimeout] and a
+// short constant retry delay, followed by opts.
+func NewClient(t testing.TB, conns []driver.Conn, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	all := append([]redlock.Option{
+		redlock.WithNodeTimeout(NodeTimeout),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(20*time.Millisecond, 20*time.Millisecond, 10)),
+	}, opts...)
+	c, err := redlock.New(conns, all...)
+	if err != nil {
+		t.Fatalf("redlock.New: %v", err)
+	}
+	return c
+}
+
+// Client is [NewClient] over [Conns].
+func Client(t testing.TB, a adapters.Adapter, nodes []*redisnode.Node, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	return NewClient(t, Conns(t, a, nodes), opts...)
+}
+
+// Key returns a resource name no other test uses: the test's name and a
+// random suffix, so tests sharing nodes never collide and a leftover key
+// names the test that left it.
+func Key(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "it:" + strings.NewReplacer(" ", "_", "/", ":").Replace(t.Name()) + ":" + hex.EncodeToString(b)
+}
+
+// Quorum is the majority of n nodes.
+func Quorum(n int) int { return n/2 + 1 }
+
+// Get returns the value of key on each node (nil where it is absent), read
+// with a raw GET.
+func Get(t testing.TB, nodes []*redisnode.Node, key string) []any {
+	t.Helper()
+	out := make([]any, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Do(t, "GET", key)
+	}
+	return out
+}
+
+// Holding returns how many nodes store value under key.
+func Holding(t testing.TB, nodes []*redisnode.Node, key, value string) int {
+	t.Helper()
+	held := 0
+	for _, v := range Get(t, nodes, key) {
+		if v == value {
+			held++
+		}
+	}
+	return held
+}
+
+// RequireHeldBy fails the test unless at least a quorum of nodes store value
+// under key.
+func RequireHeldBy(t testing.TB, nodes []*redisnode.Node, key, value string) {
+	t.Helper()
+	if got, want := Holding(t, nodes, key, value), Quorum(len(nodes)); got < want {
+		t.Fatalf("%d of %d nodes hold %s=%q, want at least %d; values: %v", got, len(nodes), key, value, want, Get(t, nodes, key))
+	}
+}
+
+// RequireNoKey fails the test if any node has key, checked with EXISTS.
+func RequireNoKey(t testing.TB, nodes []*redisnode.Node, key string) {
+	t.Helper()
+	for i, n := range nodes {
+		if got := n.Do(t, "EXISTS", key); got != int64(0) {
+			t.Errorf("node %d (%s): EXISTS %s = %v, want 0 (value %v)", i, n.Addr(), key, got, n.Do(t, "GET", key))
+		}
+	}
+}
+
+// Keys returns the sorted keys matching pattern on node n (KEYS pattern).
+func Keys(t testing.TB, n *redisnode.Node, pattern string) []string {
+	t.Helper()
+	reply, ok := n.Do(t, "KEYS", pattern).([]any)
+	if !ok {
+		t.Fatalf("%s: KEYS %s did not reply with an array", n.Addr(), pattern)
+	}
+	keys := make([]string, len(reply))
+	for i, k := range reply {
+		keys[i] = fmt.Sprint(k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// RequireEmpty fails the test if any node has a key at all (KEYS *).
+func RequireEmpty(t testing.TB, nodes []*redisnode.Node) {
+	t.Helper()
+	for i, n := range nodes {
+		if keys := Keys(t, n, "*"); len(keys) > 0 {
+			t.Errorf("node %d (%s) has keys %q, want none", i, n.Addr(), keys)
+		}
+	}
+}
+
+// PTTL returns the remaining time to live of key on node n, or a negative
+// duration as Redis reports one (-2: no key, -1: no expiry).
+func PTTL(t testing.TB, n *redisnode.Node, key string) time.Duration {
+	t.Helper()
+	ms, ok := n.Do(t, "PTTL", key).(int64)
+	if !ok {
+		t.Fatalf("%s: PTTL %s did not reply with an integer", n.Addr(), key)
+	}
+	if ms < 0 {
+		return time.Duration(ms)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
