@@ -9,6 +9,7 @@
 package locktest
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -156,4 +157,48 @@ func PTTL(t testing.TB, n *redisnode.Node, key string) time.Duration {
 		return time.Duration(ms)
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// busyScript keeps a server busy for ARGV[1] microseconds by its own clock,
+// bounded by an iteration count; other clients' commands wait meanwhile.
+const busyScript = `
+local t0 = redis.call('TIME')
+local start = t0[1] * 1000000 + t0[2]
+for i = 1, 100000000 do
+  local t = redis.call('TIME')
+  if t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) then return i end
+end
+return -1`
+
+// Busy makes node run a script that keeps it busy for d and returns a
+// channel that yields the script's error, if any, once it has ended. It
+// returns once the node has stopped answering other clients.
+func Busy(t testing.TB, node *redisnode.Node, d time.Duration) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+		defer cancel()
+		_, err := node.DoContext(ctx, "EVAL", busyScript, 0, d.Microseconds())
+		done <- err
+	}()
+	for {
+		if IsBusy(node) {
+			return done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("%s: the busy script ended before the node was seen busy: %v", node.Addr(), err)
+		default:
+		}
+	}
+}
+
+// IsBusy reports whether node leaves a PING unanswered for 200ms, as it
+// does while it runs a script. It may be called from any goroutine.
+func IsBusy(node *redisnode.Node) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := node.DoContext(ctx, "PING")
+	return err != nil
 }
