@@ -23,8 +23,16 @@ func forEachSetup(t *testing.T, body func(t *testing.T, a adapters.Adapter, node
 	for _, a := range adapters.All() {
 		t.Run(a.Name, func(t *testing.T) {
 			for _, n := range sizes {
-				t.Run(fmt.Sprintf("%d_nodes", n), func(t *testing.T) { body(t, a, nodes[:n]) })
+				t.Run(nodesName(n), func(t *testing.T) { body(t, a, nodes[:n]) })
 			}
 		})
 	}
+}
+
+// nodesName names a subtest after its number of nodes.
+func nodesName(n int) string {
+	if n == 1 {
+		return "1_node"
+	}
+	return fmt.Sprintf("%d_nodes", n)
 }

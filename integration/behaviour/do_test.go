@@ -1,0 +1,130 @@
+package behaviour
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/integration/internal/adapters"
+	"github.com/locksmith-go/locksmith/integration/internal/locktest"
+	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// renewalOptions make automatic renewal of a short lock robust on a slow,
+// shared machine: renew with 70% of the TTL left, so a failed round has
+// time for retries before the 10% loss margin.
+func renewalOptions(nodeTimeout time.Duration) []redlock.Option {
+	return []redlock.Option{
+		redlock.WithNodeTimeout(nodeTimeout),
+		redlock.WithRenewal(0.7, 0.1),
+	}
+}
+
+// TestDoRenews holds a 300ms lock through Do for 3s: automatic renewal
+// keeps it, so a rival trying all along never gets it, and Do releases it
+// at the end.
+func TestDoRenews(t *testing.T) {
+	const (
+		ttl  = 300 * time.Millisecond
+		hold = 3 * time.Second
+	)
+	nodes := redisnode.Start(t, sizes[len(sizes)-1], redisnode.Config{})
+	for _, size := range sizes {
+		for _, a := range adapters.All() {
+			t.Run(a.Name+"/"+nodesName(size), func(t *testing.T) {
+				// Mostly waiting: the adapters run side by side.
+				t.Parallel()
+				nodes := nodes[:size]
+				ctx := t.Context()
+				holder := locktest.Client(t, a, nodes, renewalOptions(50*time.Millisecond)...)
+				rival := locktest.Client(t, a, nodes, redlock.WithNodeTimeout(50*time.Millisecond))
+				key := locktest.Key(t)
+
+				stopRival := make(chan struct{})
+				rivalWins := make(chan string, 100)
+				rivalDone := make(chan int, 1)
+				var value string
+				err := holder.Do(ctx, key, ttl, func(ctx context.Context) error {
+					// The rival starts once the lock is held.
+					go func() {
+						tries := 0
+						for {
+							select {
+							case <-stopRival:
+								rivalDone <- tries
+								return
+							case <-time.After(20 * time.Millisecond):
+							}
+							tries++
+							if l, err := rival.TryLock(context.Background(), key, ttl); err == nil {
+								rivalWins <- l.Value()
+								_ = l.Unlock(context.Background())
+							}
+						}
+					}()
+					defer close(stopRival)
+					values := locktest.Get(t, nodes, key)
+					value, _ = values[0].(string)
+					select {
+					case <-time.After(hold):
+						return nil
+					case <-ctx.Done():
+						return context.Cause(ctx)
+					}
+				})
+				tries := <-rivalDone
+				if err != nil {
+					t.Errorf("Do: %v", err)
+				}
+				close(rivalWins)
+				for v := range rivalWins {
+					t.Errorf("the rival acquired the lock (value %q) while Do held it", v)
+				}
+				if tries == 0 {
+					t.Errorf("the rival made no attempt while Do held the lock")
+				}
+				if value == "" {
+					t.Errorf("the key held no value while fn ran")
+				}
+				locktest.RequireNoKey(t, nodes, key)
+			})
+		}
+	}
+}
+
+// TestDoLockLost deletes the key on a majority while Do holds it: the next
+// renewal finds it gone, fn's context is cancelled with ErrLockLost, Do
+// returns it, and the key is not created again.
+func TestDoLockLost(t *testing.T) {
+	const ttl = time.Second
+	forEachSetup(t, func(t *testing.T, a adapters.Adapter, nodes []*redisnode.Node) {
+		ctx := t.Context()
+		client := locktest.Client(t, a, nodes, renewalOptions(100*time.Millisecond)...)
+		key := locktest.Key(t)
+		q := locktest.Quorum(len(nodes))
+
+		var cause error
+		fnErr := errors.New("fn gave up")
+		err := client.Do(ctx, key, ttl, func(ctx context.Context) error {
+			for _, n := range nodes[:q] {
+				n.Do(t, "DEL", key)
+			}
+			select {
+			case <-ctx.Done():
+				cause = context.Cause(ctx)
+			case <-time.After(30 * time.Second):
+				t.Errorf("fn's context was not cancelled after the key was deleted on %d of %d nodes", q, len(nodes))
+			}
+			return fnErr
+		})
+		if !errors.Is(cause, redlock.ErrLockLost) || !errors.Is(cause, redlock.ErrNotHeld) {
+			t.Errorf("cause of fn's cancelled context = %v, want ErrLockLost (which matches ErrNotHeld)", cause)
+		}
+		if !errors.Is(err, redlock.ErrLockLost) || !errors.Is(err, fnErr) {
+			t.Errorf("Do = %v, want fn's error joined with ErrLockLost", err)
+		}
+		locktest.RequireNoKey(t, nodes, key)
+	})
+}
