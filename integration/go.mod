@@ -66,6 +66,8 @@ require (
 )
 
 require (
+	github.com/bsm/redislock v0.9.4
+	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
