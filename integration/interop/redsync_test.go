@@ -118,4 +118,3 @@ func TestRedsyncInterop(t *testing.T) {
 		})
 	}
 }
-
