@@ -1,0 +1,28 @@
+module github.com/locksmith-go/locksmith/bench
+
+go 1.26.0
+
+replace (
+	github.com/locksmith-go/locksmith => ../
+	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
+	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
+	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
+)
+
+require (
+	github.com/bsm/redislock v0.9.4
+	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/gomodule/redigo v1.9.3
+	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
