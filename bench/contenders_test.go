@@ -1,0 +1,345 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	redigo "github.com/gomodule/redigo/redis"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/redis/rueidis"
+
+	"github.com/locksmith-go/locksmith/driver"
+	goredisdriver "github.com/locksmith-go/locksmith/driver/goredis"
+	redigodriver "github.com/locksmith-go/locksmith/driver/redigo"
+	rueidisdriver "github.com/locksmith-go/locksmith/driver/rueidis"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// ttl is the lock TTL of every contender. With it, locksmith's default
+// per-node timeout (5% of the TTL, at most 1 s) and redsync's (TTL × its
+// default timeout factor 0.05) are both 500 ms.
+const ttl = 10 * time.Second
+
+// errNotAcquired is what a contender reports when the lock is held
+// elsewhere, whatever its library calls that.
+var errNotAcquired = errors.New("bench: lock held elsewhere")
+
+// A contender takes locks through one library.
+type contender interface {
+	// hold acquires the lock on key, calls fn while holding it, then
+	// releases it. With wait false it makes a single attempt; with wait
+	// true it retries with the library's default retry settings. A lock
+	// that another owner holds is reported with an error matching
+	// errNotAcquired.
+	hold(ctx context.Context, key string, wait bool, fn func()) error
+}
+
+// A contenderSpec makes one kind of contender over a set of nodes.
+type contenderSpec struct {
+	name string
+	// singleNode is set for libraries that lock on one node only.
+	singleNode bool
+	// waits is set for contenders whose hold supports wait.
+	waits bool
+	// new returns a contender over the servers at addrs, with clients of
+	// its own, closed when tb ends.
+	new func(tb testing.TB, addrs []string) contender
+}
+
+func (s contenderSpec) supports(nodes int) bool { return !s.singleNode || nodes == 1 }
+
+// contenders are all the contenders, in the order of the benchmark output.
+var contenders = []contenderSpec{
+	{name: "locksmith", waits: true, new: newLocksmithGoredis},
+	{name: "locksmith-redigo", waits: true, new: newLocksmithRedigo},
+	{name: "locksmith-rueidis", waits: true, new: newLocksmithRueidis},
+	{name: "redsync", waits: true, new: newRedsync},
+	{name: "redislock", singleNode: true, new: newRedislock},
+	{name: "raw", new: newRaw},
+}
+
+// poolSize is the connection pool size of every client, per node: go-redis's
+// own default, written out so the other clients can match it.
+var poolSize = 10 * runtime.GOMAXPROCS(0)
+
+// goredisOptions are the go-redis client options every contender that uses
+// go-redis shares. The handshake extras (CLIENT SETINFO, maintenance
+// notifications) are turned off: they cost only at connection time, but
+// Redis 7.0 answers them with errors.
+func goredisOptions(addr string) *redis.Options {
+	return &redis.Options{
+		Addr:                     addr,
+		PoolSize:                 poolSize,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+}
+
+// goredisClients returns one go-redis client per address, closed when tb
+// ends.
+func goredisClients(tb testing.TB, addrs []string) []*redis.Client {
+	tb.Helper()
+	clients := make([]*redis.Client, len(addrs))
+	for i, addr := range addrs {
+		client := redis.NewClient(goredisOptions(addr))
+		tb.Cleanup(func() { client.Close() })
+		clients[i] = client
+	}
+	return clients
+}
+
+// locksmith
+
+type locksmithContender struct {
+	client *redlock.Client
+}
+
+func newLocksmith(tb testing.TB, conns []driver.Conn) contender {
+	tb.Helper()
+	client, err := redlock.New(conns)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return locksmithContender{client}
+}
+
+func newLocksmithGoredis(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var conns []driver.Conn
+	for _, client := range goredisClients(tb, addrs) {
+		conns = append(conns, goredisdriver.New(client))
+	}
+	return newLocksmith(tb, conns)
+}
+
+func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var conns []driver.Conn
+	for _, addr := range addrs {
+		pool := &redigo.Pool{
+			MaxIdle:   poolSize,
+			MaxActive: poolSize,
+			Wait:      true,
+			DialContext: func(ctx context.Context) (redigo.Conn, error) {
+				return redigo.DialContext(ctx, "tcp", addr)
+			},
+		}
+		tb.Cleanup(func() { pool.Close() })
+		conns = append(conns, redigodriver.New(pool))
+	}
+	return newLocksmith(tb, conns)
+}
+
+func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var conns []driver.Conn
+	for _, addr := range addrs {
+		// rueidis pipelines commands over one connection per node;
+		// client-side caching is not used by locks.
+		client, err := rueidis.NewClient(rueidis.ClientOption{
+			InitAddress:  []string{addr},
+			DisableCache: true,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(client.Close)
+		conns = append(conns, rueidisdriver.New(client))
+	}
+	return newLocksmith(tb, conns)
+}
+
+func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
+	var lock *redlock.Lock
+	var err error
+	if wait {
+		lock, err = c.client.Lock(ctx, key, ttl)
+	} else {
+		lock, err = c.client.TryLock(ctx, key, ttl)
+	}
+	if err != nil {
+		var qe *redlock.QuorumError
+		if errors.As(err, &qe) && qe.Refused >= qe.Quorum {
+			return fmt.Errorf("%w: %w", errNotAcquired, err)
+		}
+		return err
+	}
+	fn()
+	return lock.Unlock(ctx)
+}
+
+// redsync
+
+type redsyncContender struct {
+	rs     *redsync.Redsync
+	expiry redsync.Option
+}
+
+func newRedsync(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var pools []redsyncredis.Pool
+	for _, client := range goredisClients(tb, addrs) {
+		pools = append(pools, redsyncgoredis.NewPool(client))
+	}
+	return redsyncContender{
+		rs:     redsync.New(pools...),
+		expiry: redsync.WithExpiry(ttl), // made once: each call would allocate
+	}
+}
+
+func (c redsyncContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
+	mutex := c.rs.NewMutex(key, c.expiry)
+	var err error
+	if wait {
+		err = mutex.LockContext(ctx)
+	} else {
+		err = mutex.TryLockContext(ctx)
+	}
+	if err != nil {
+		var taken *redsync.ErrTaken
+		if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+			return fmt.Errorf("%w: %w", errNotAcquired, err)
+		}
+		return err
+	}
+	fn()
+	ok, err := mutex.UnlockContext(ctx)
+	if err == nil && !ok {
+		err = errors.New("redsync: unlock not confirmed by a quorum")
+	}
+	return err
+}
+
+// redislock
+
+type redislockContender struct {
+	client *redislock.Client
+}
+
+func newRedislock(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	if len(addrs) != 1 {
+		tb.Fatalf("redislock locks on one node, got %d", len(addrs))
+	}
+	return redislockContender{redislock.New(goredisClients(tb, addrs)[0])}
+}
+
+func (c redislockContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
+	if wait {
+		return errors.New("bench: the redislock contender makes single attempts only")
+	}
+	// nil options: one attempt, no retry.
+	lock, err := c.client.Obtain(ctx, key, ttl, nil)
+	if errors.Is(err, redislock.ErrNotObtained) {
+		return fmt.Errorf("%w: %w", errNotAcquired, err)
+	}
+	if err != nil {
+		return err
+	}
+	fn()
+	return lock.Release(ctx)
+}
+
+// raw: the floor
+
+// rawValue is the raw floor's lock value. A real lock needs a fresh random
+// value; the floor leaves that cost out.
+const rawValue = "raw"
+
+type rawContender struct {
+	clients []*redis.Client
+}
+
+func newRaw(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	return rawContender{goredisClients(tb, addrs)}
+}
+
+func (c rawContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
+	if wait {
+		return errors.New("bench: the raw contender makes single attempts only")
+	}
+	if len(c.clients) == 1 {
+		return c.holdOne(ctx, key, fn)
+	}
+	var r rawRound
+	c.each(func(i int, client *redis.Client) {
+		ok, err := client.SetNX(ctx, key, rawValue, ttl).Result()
+		r.fail(err)
+		if ok {
+			r.set.Or(1 << i)
+		}
+	})
+	// Only the keys this round set are deleted: the others belong to
+	// another owner.
+	release := func(i int, client *redis.Client) {
+		if r.set.Load()&(1<<i) != 0 {
+			r.fail(client.Del(ctx, key).Err())
+		}
+	}
+	if bits.OnesCount32(r.set.Load()) <= len(c.clients)/2 {
+		c.each(release)
+		if err := r.err(); err != nil {
+			return err
+		}
+		return errNotAcquired
+	}
+	fn()
+	c.each(release)
+	return r.err()
+}
+
+// rawRound is what the nodes of one raw fan-out answered.
+type rawRound struct {
+	set     atomic.Uint32 // bit i: node i set the key
+	failure atomic.Pointer[error]
+}
+
+func (r *rawRound) fail(err error) {
+	if err != nil {
+		r.failure.Store(&err)
+	}
+}
+
+func (r *rawRound) err() error {
+	if err := r.failure.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+func (c rawContender) holdOne(ctx context.Context, key string, fn func()) error {
+	client := c.clients[0]
+	ok, err := client.SetNX(ctx, key, rawValue, ttl).Result()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errNotAcquired
+	}
+	fn()
+	return client.Del(ctx, key).Err()
+}
+
+// each calls do for every client at once, the first on the calling
+// goroutine, and returns when all calls have.
+func (c rawContender) each(do func(node int, client *redis.Client)) {
+	var wg sync.WaitGroup
+	for i, client := range c.clients[1:] {
+		wg.Go(func() { do(i+1, client) })
+	}
+	do(0, c.clients[0])
+	wg.Wait()
+}

@@ -1,0 +1,38 @@
+// Package bench measures the cost of a lock taken with locksmith next to the
+// same lock taken with other Go Redis lock libraries and with no library at
+// all, in one run against the same redis-server processes.
+//
+// Everything lives in the package's tests: TestMain starts five throwaway
+// redis-server processes on loopback ports (internal/redisproc) and stops
+// them when the run ends; the N = 1 and N = 3 benchmarks use the first one or
+// three of them. Run it all with make bench-compare, which keeps the raw
+// output in results/ and prints benchstat and ratio tables (cmd/ratios).
+//
+// # Contenders
+//
+// Every contender reaches the servers through go-redis v9 clients made with
+// the same options (see goredisOptions), except locksmith's redigo and
+// rueidis adapters, which use those clients with matching pool sizes. All
+// locks live for 10 s. Where a library has a per-node timeout it is the same
+// for all: locksmith's default is 5% of the TTL (capped at 1 s) and
+// redsync's is TTL × its default timeout factor of 0.05, 500 ms either way.
+// bsm/redislock talks to a single node and has no per-node timeout; it
+// bounds its own retry loop by the TTL.
+//
+//   - locksmith, locksmith-redigo, locksmith-rueidis: redlock.Client with
+//     default options over the goredis, redigo and rueidis adapters.
+//   - redsync: go-redsync/redsync v4 over its go-redis v9 pool, one Mutex per
+//     lock as its API asks.
+//   - redislock: bsm/redislock, N = 1 only.
+//   - raw: the floor, no library: SET key value NX with the TTL, then DEL,
+//     with a constant value; on several nodes both commands are sent to all
+//     nodes at once, one goroutine per node beyond the first.
+//
+// # Benchmarks
+//
+// BenchmarkLockUnlock times one uncontended lock plus unlock on keys no one
+// else uses, from one goroutine (mode=serial) and from GOMAXPROCS×4
+// goroutines (mode=parallel), on 1, 3 and 5 nodes. BenchmarkHandoff times
+// how long the lock on one key takes to pass from one of 8 goroutines to the
+// next, with each library's default retry settings.
+package bench

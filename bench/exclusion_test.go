@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestContendersExclude checks that every contender really locks: while
+// one instance holds a key, the key is set on a majority of the nodes and a
+// second instance, with clients of its own, cannot take it; once released
+// the key is gone and the second instance gets it. Contenders that can wait
+// also get a lock that another instance releases while they wait.
+func TestContendersExclude(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{1, 3} {
+		inspect := goredisClients(t, addrs[:n])
+		for _, spec := range contenders {
+			if !spec.supports(n) {
+				continue
+			}
+			t.Run(fmt.Sprintf("nodes=%d/lib=%s", n, spec.name), func(t *testing.T) {
+				first, second := spec.new(t, addrs[:n]), spec.new(t, addrs[:n])
+				key := fmt.Sprintf("exclusion:%s:%d", spec.name, n)
+
+				err := first.hold(ctx, key, false, func() {
+					if got, want := nodesHolding(t, inspect, key), n/2+1; got < want {
+						t.Errorf("while held, %d of %d nodes have the key, want at least %d", got, n, want)
+					}
+					err := second.hold(ctx, key, false, func() {
+						t.Error("a second owner acquired a held lock")
+					})
+					if !errors.Is(err, errNotAcquired) {
+						t.Errorf("second owner's attempt: got %v, want an error matching %v", err, errNotAcquired)
+					}
+				})
+				if err != nil {
+					t.Fatalf("first owner: %v", err)
+				}
+				if got := nodesHolding(t, inspect, key); got != 0 {
+					t.Errorf("after release %d nodes still have the key, want 0", got)
+				}
+				acquired := false
+				if err := second.hold(ctx, key, false, func() { acquired = true }); err != nil || !acquired {
+					t.Errorf("second owner after release: acquired %v, error %v; want acquired, nil", acquired, err)
+				}
+
+				if spec.waits {
+					checkWaiting(t, first, second, key)
+				}
+			})
+		}
+	}
+}
+
+// checkWaiting has second wait for a lock that first releases after a
+// moment.
+func checkWaiting(t *testing.T, first, second contender, key string) {
+	t.Helper()
+	ctx := context.Background()
+	waited := make(chan error, 1)
+	err := first.hold(ctx, key, false, func() {
+		go func() {
+			waited <- second.hold(ctx, key, true, nothing)
+		}()
+		time.Sleep(100 * time.Millisecond)
+	})
+	if err != nil {
+		t.Fatalf("first owner: %v", err)
+	}
+	if err := <-waited; err != nil {
+		t.Errorf("waiting for a released lock: %v", err)
+	}
+}
+
+// nodesHolding counts the nodes on which key exists.
+func nodesHolding(t *testing.T, clients []*redis.Client, key string) int {
+	t.Helper()
+	count := 0
+	for _, client := range clients {
+		n, err := client.Exists(context.Background(), key).Result()
+		if err != nil {
+			t.Fatalf("EXISTS %s: %v", key, err)
+		}
+		count += int(n)
+	}
+	return count
+}
