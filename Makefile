@@ -8,7 +8,7 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | so
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all test test-unit test-integration lint vet staticcheck tidy bench demo
+.PHONY: all test test-unit test-integration lint vet staticcheck tidy bench bench-compare demo
 
 all: lint test
 
@@ -51,6 +51,11 @@ tidy:
 ## the servers in LOCKSMITH_BENCH_NODES=host:port,...)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./redlock/...
+
+## bench-compare: locksmith side by side with redsync, redislock and the raw
+## Redis floor on redis-server processes it starts; results in bench/results/
+bench-compare:
+	./bench/run.sh
 
 ## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES is set
 demo:
