@@ -145,6 +145,7 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 type request struct {
 	names       []string // as given by the caller
 	keys        []string // with the key prefix
+	fenced      []string // keys followed by their fencing counters, with WithFencing
 	ttl         time.Duration
 	ttlArg      string // ttl in milliseconds, as sent to the nodes
 	drift       time.Duration
@@ -189,9 +190,17 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 			keys[i] = c.cfg.keyPrefix + name
 		}
 	}
+	var fenced []string
+	if c.cfg.fencing {
+		var err error
+		if fenced, err = fencedKeys(keys); err != nil {
+			return request{}, err
+		}
+	}
 	return request{
 		names:       names,
 		keys:        keys,
+		fenced:      fenced,
 		ttl:         ttl,
 		ttlArg:      strconv.FormatInt(ttl.Milliseconds(), 10),
 		drift:       drift,
@@ -257,6 +266,9 @@ func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
 	}
 	if value == "" {
 		return nil, fmt.Errorf("redlock: the value generator returned an empty value")
+	}
+	if c.cfg.fencing {
+		return c.attemptFenced(ctx, req, value)
 	}
 	args := []string{value, req.ttlArg}
 	start := time.Now()

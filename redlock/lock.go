@@ -18,6 +18,7 @@ type Lock struct {
 	client *Client
 	req    request
 	value  string
+	token  uint64 // 0 unless the Client fences its locks
 
 	acquired time.Time // start of the round that granted or resumed the lock
 
@@ -53,6 +54,20 @@ func (l *Lock) Value() string {
 		return ""
 	}
 	return l.value
+}
+
+// Token returns the lock's fencing token when the Client was made with
+// WithFencing, and 0 otherwise or for a lock taken over with Resume. The
+// token stays the same across extensions and renewals.
+//
+// Pass it with every write to the protected resource, which must reject a
+// token lower than the highest it has accepted: then a holder that was
+// paused past its validity cannot overwrite the work of the next holder.
+func (l *Lock) Token() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.token
 }
 
 // ValidUntil returns the time until which the lock is held, on the local

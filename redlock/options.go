@@ -53,6 +53,7 @@ type config struct {
 	nodeTimeoutSet bool          // false: derived from each call's TTL
 	newValue       func() (string, error)
 	keyPrefix      string
+	fencing        bool
 
 	renewAt       float64       // share of the TTL left when renewal starts
 	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost
@@ -192,4 +193,15 @@ func WithMaxRenewals(n int) Option {
 		c.maxRenewals = n
 		c.limitRenewals = true
 	})
+}
+
+// WithFencing makes every lock of the Client carry a fencing token
+// ([Lock.Token]): a number strictly greater than the token of every lock on
+// the same resource whose acquisition completed before this one started.
+// Acquiring costs a second round of requests. Default: off.
+//
+// Each resource gets a counter key on every node, which never expires; see
+// the package documentation, "Fencing tokens".
+func WithFencing() Option {
+	return optionFunc(func(c *config) { c.fencing = true })
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,4 +158,31 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	reply, err := c.do(ctx, "ScriptLoad", func() (any, error) { return c.next.ScriptLoad(ctx, script) })
 	digest, _ := reply.(string)
 	return digest, err
+}
+
+// Scramble clears the faults of every Conn, then gives up to maxBad of
+// them, picked at random, a random fault: a failure, a lost reply, a delay
+// of up to 5ms, or (rarely, since it costs a whole per-node timeout) a hang.
+func Scramble(rng *rand.Rand, conns []*Conn, maxBad int) {
+	Reset(conns)
+	for _, i := range rng.Perm(len(conns))[:rng.IntN(maxBad+1)] {
+		switch p := rng.IntN(10); {
+		case p < 4:
+			conns[i].Set(Fail)
+		case p < 7:
+			conns[i].Set(LoseReply)
+		case p < 9:
+			conns[i].Delay(time.Duration(rng.IntN(5)+1) * time.Millisecond)
+		default:
+			conns[i].Set(Hang)
+		}
+	}
+}
+
+// Reset clears the faults of every Conn.
+func Reset(conns []*Conn) {
+	for _, c := range conns {
+		c.Set(Pass)
+		c.Delay(0)
+	}
 }

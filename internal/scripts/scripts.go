@@ -22,6 +22,10 @@ var (
 	releaseSource string
 	//go:embed extend.lua
 	extendSource string
+	//go:embed fenced_acquire.lua
+	fencedAcquireSource string
+	//go:embed fence.lua
+	fenceSource string
 )
 
 // The scripts of a plain lock. Their KEYS, ARGV and replies are described at
@@ -30,6 +34,10 @@ var (
 	Acquire = New("acquire", acquireSource)
 	Release = New("release", releaseSource)
 	Extend  = New("extend", extendSource)
+
+	// The two phases of a fenced lock's acquisition.
+	FencedAcquire = New("fenced_acquire", fencedAcquireSource)
+	Fence         = New("fence", fenceSource)
 )
 
 // Script is a Lua script with a name for error messages.

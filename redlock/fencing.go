@@ -1,0 +1,93 @@
+package redlock
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+// fenceSuffix names a resource's fencing counter. Lock keys ending in it
+// are reserved.
+const fenceSuffix = ":fencing-token"
+
+// fenceKey returns the key of the fencing counter of the lock key key. It
+// lies in the same Redis Cluster hash slot as key: after key's own hash tag
+// when it has one, otherwise in a hash tag made of the whole key. A key
+// with no hash tag that contains '}' cannot be wrapped in one.
+func fenceKey(key string) (string, error) {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
+			return key + fenceSuffix, nil
+		}
+	}
+	if strings.IndexByte(key, '}') >= 0 {
+		return "", invalidf("fenced key %q has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as {%s}", key, strings.ReplaceAll(key, "}", ""))
+	}
+	return "{" + key + "}" + fenceSuffix, nil
+}
+
+// fencedKeys returns the lock keys followed by their counters, as the
+// fenced scripts take them.
+func fencedKeys(keys []string) ([]string, error) {
+	all := make([]string, 0, 2*len(keys))
+	all = append(all, keys...)
+	for _, k := range keys {
+		f, err := fenceKey(k)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, f)
+	}
+	return all, nil
+}
+
+// attemptFenced makes one fenced acquisition, the two rounds of a quorum
+// max-register. Phase 1 sets the lock keys and reads the counters; the
+// token is one more than the highest counter among the nodes that granted.
+// Phase 2 raises the counters to the token on the nodes that still hold the
+// lock. The token is handed out only when both phases reach a quorum within
+// the validity of phase 1's start.
+func (c *Client) attemptFenced(ctx context.Context, req request, value string) (*Lock, error) {
+	n := len(c.nodes)
+	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
+	start := time.Now()
+	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg})
+	qe := c.tally("lock", req, phase1, isFencedGrant)
+	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(qe.Granted, n, validity) {
+		qe.Validity = validity
+		c.cleanup(ctx, req, value, phase1)
+		return nil, qe
+	}
+	var highest int64
+	for _, r := range phase1 {
+		if isFencedGrant(r.reply) {
+			highest = max(highest, r.reply.([]any)[1].(int64))
+		}
+	}
+	token := highest + 1
+
+	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)})
+	qe = c.tally("lock", req, phase2, isOne)
+	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	if !quorum.Granted(qe.Granted, n, validity) {
+		qe.Validity = validity
+		c.cleanup(ctx, req, value, phase1)
+		return nil, qe
+	}
+	return &Lock{client: c, req: req, value: value, token: uint64(token), acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
+}
+
+// isFencedGrant reports whether a phase-1 reply grants the lock: {1, n}
+// with n the node's highest counter.
+func isFencedGrant(reply any) bool {
+	r, ok := reply.([]any)
+	if !ok || len(r) != 2 || r[0] != int64(1) {
+		return false
+	}
+	counter, ok := r[1].(int64)
+	return ok && counter >= 0
+}
