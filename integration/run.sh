@@ -31,8 +31,13 @@ for backend in "${backends[@]}"; do
 			continue
 		fi
 	fi
+	# The long fencing-token history does not depend on how servers are
+	# started: it runs in full on processes and shortened on containers.
+	grants=10000
+	[[ "$backend" == container ]] && grants=1000
 	echo "== integration tests, LOCKSMITH_BACKEND=$backend"
-	if (cd "$here" && LOCKSMITH_BACKEND="$backend" go test -race -count=1 ./...); then
+	if (cd "$here" && LOCKSMITH_BACKEND="$backend" LOCKSMITH_FENCING_GRANTS="${LOCKSMITH_FENCING_GRANTS:-$grants}" \
+		go test -race -count=1 -timeout 20m ./...); then
 		echo "== integration ($backend): ok in $(($(date +%s) - start))s"
 	else
 		echo "== integration ($backend): FAILED after $(($(date +%s) - start))s" >&2

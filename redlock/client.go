@@ -89,9 +89,13 @@ func sameValue(a, b driver.Conn) bool {
 //
 // When no attempt succeeds it returns an error matching ErrNotAcquired,
 // usually a *QuorumError describing the last attempt. When ctx ends first,
-// the error also matches ctx.Err(). Every failed attempt is cleaned up on
-// all nodes, even when ctx was cancelled, so no key of this caller is left
-// behind.
+// the error also matches ctx.Err().
+//
+// Every failed attempt is released on all nodes that may hold it, even when
+// ctx was cancelled. One case is beyond any client's reach: a request that
+// was still in flight when ctx ended or its node timed out can reach the
+// node after the release; the key it sets then lives until its TTL runs
+// out, like the key of a crashed client, and blocks no one after that.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.lock(ctx, []string{key}, ttl, c.cfg.retry)
 }
@@ -316,7 +320,10 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 	quorum.FanOut(ctx, len(c.nodes), req.nodeTimeout, func(nodeCtx context.Context, i int) {
 		reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
 		if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
-			err = ErrNodeTimeout
+			// Keep the driver's words but not its error chain, which
+			// would make the round look like the caller's own
+			// deadline passed.
+			err = fmt.Errorf("%w (%v)", ErrNodeTimeout, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
 			err = fmt.Errorf("keys of one lock must share a Redis Cluster hash slot; give them a common hash tag, as in {order:42}:payment and {order:42}:stock: %w", err)
