@@ -8,22 +8,30 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | so
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all test test-unit test-integration lint vet staticcheck tidy bench bench-compare demo
+.PHONY: all deps test test-unit test-integration lint vet staticcheck tidy bench bench-compare demo
 
 all: lint test
 
+## deps: install redis-server (Debian package) when it is missing; the
+## integration suite and the benchmarks start their own servers with it
+deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "== installing redis-server"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	}
+
 ## test: unit tests of every module, then the real-Redis integration suite
-test: test-unit test-integration
+test: deps test-unit test-integration
 
 ## test-unit: go test -race in every module but integration
-test-unit:
+test-unit: deps
 	@set -e; for m in $(UNIT_MODULES); do \
 		echo "== go test -race $$m"; \
 		(cd $$m && $(GO) test -race -count=1 ./...); \
 	done
 
 ## test-integration: the integration suite on every backend this machine has
-test-integration:
+test-integration: deps
 	./integration/run.sh $(or $(BACKEND),both)
 
 ## lint: go vet and staticcheck in every module
