@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
@@ -40,46 +40,20 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make(map[string]int, len(conns))
+	switch f := nodeset.Check(conns); {
+	case f == nil:
+	case f.Kind == nodeset.NilConn:
+		return nil, invalidf("node %d is a nil Conn", f.Node)
+	case f.Kind == nodeset.SameConn:
+		return nil, invalidf("node %d is the same Conn as node %d", f.Node, f.Other)
+	default:
+		return nil, invalidf("node %d talks to the same node as node %d (%s)", f.Node, f.Other, f.ID)
+	}
 	nodes := make([]*scripts.Node, len(conns))
 	for i, conn := range conns {
-		if isNil(conn) {
-			return nil, invalidf("node %d is a nil Conn", i)
-		}
-		for j := range i {
-			if sameValue(conn, conns[j]) {
-				return nil, invalidf("node %d is the same Conn as node %d", i, j)
-			}
-		}
-		if idf, ok := conn.(driver.Identifier); ok {
-			id := idf.NodeID()
-			if j, dup := ids[id]; dup {
-				return nil, invalidf("node %d talks to the same node as node %d (%s)", i, j, id)
-			}
-			ids[id] = i
-		}
 		nodes[i] = scripts.NewNode(conn)
 	}
 	return &Client{nodes: nodes, cfg: cfg}, nil
-}
-
-func isNil(conn driver.Conn) bool {
-	if conn == nil {
-		return true
-	}
-	v := reflect.ValueOf(conn)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
-}
-
-// sameValue compares two Conns with == where their dynamic type allows it,
-// since == on an incomparable type panics.
-func sameValue(a, b driver.Conn) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	return ta == tb && ta.Comparable() && a == b
 }
 
 // Lock acquires a lock on the resource key for ttl, retrying as the

@@ -6,11 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
 
@@ -42,7 +42,7 @@ type Client struct {
 // New returns a Client that sends its scripts through conn. It does no I/O.
 // A nil conn is reported by every call that would use it.
 func New(conn driver.Conn) *Client {
-	if isNil(conn) {
+	if nodeset.IsNil(conn) {
 		return &Client{}
 	}
 	return &Client{node: scripts.NewNode(conn)}
@@ -194,20 +194,6 @@ func (c *Client) check(ctx context.Context) error {
 		return errors.New("redislock: nil Context")
 	}
 	return nil
-}
-
-// isNil reports whether conn is nil or a typed nil, which would fail on
-// its first call.
-func isNil(conn driver.Conn) bool {
-	if conn == nil {
-		return true
-	}
-	v := reflect.ValueOf(conn)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 func checkKeys(keys []string) error {

@@ -2,9 +2,9 @@ package redsync
 
 import (
 	"math/rand/v2"
-	"reflect"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
@@ -41,46 +41,16 @@ func checkConns(conns []driver.Conn) error {
 	if len(conns) == 0 {
 		return configErrorf("no Redis nodes given to New")
 	}
-	ids := make(map[string]int, len(conns))
-	for i, conn := range conns {
-		if isNil(conn) {
-			return configErrorf("node #%d is a nil driver.Conn", i)
-		}
-		for j := range i {
-			if sameValue(conn, conns[j]) {
-				return configErrorf("node #%d is the same driver.Conn as node #%d", i, j)
-			}
-		}
-		if idf, ok := conn.(driver.Identifier); ok {
-			id := idf.NodeID()
-			if j, dup := ids[id]; dup {
-				return configErrorf("node #%d talks to the same Redis node as node #%d (%s)", i, j, id)
-			}
-			ids[id] = i
-		}
+	switch f := nodeset.Check(conns); {
+	case f == nil:
+		return nil
+	case f.Kind == nodeset.NilConn:
+		return configErrorf("node #%d is a nil driver.Conn", f.Node)
+	case f.Kind == nodeset.SameConn:
+		return configErrorf("node #%d is the same driver.Conn as node #%d", f.Node, f.Other)
+	default:
+		return configErrorf("node #%d talks to the same Redis node as node #%d (%s)", f.Node, f.Other, f.ID)
 	}
-	return nil
-}
-
-// isNil reports whether conn is nil or a typed nil, which would fail on
-// its first call.
-func isNil(conn driver.Conn) bool {
-	if conn == nil {
-		return true
-	}
-	v := reflect.ValueOf(conn)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
-}
-
-// sameValue compares two Conns with == only where their dynamic type is
-// comparable, since == panics otherwise.
-func sameValue(a, b driver.Conn) bool {
-	ta := reflect.TypeOf(a)
-	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
 // NewMutex returns a mutex on the Redis key name, configured by options.
