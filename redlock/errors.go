@@ -73,6 +73,7 @@ type NodeError struct {
 	Err error
 }
 
+// Error returns "node N: " and the node's error.
 func (e *NodeError) Error() string {
 	return fmt.Sprintf("node %d: %v", e.Node, e.Err)
 }
@@ -107,6 +108,8 @@ type QuorumError struct {
 	Errors []*NodeError
 }
 
+// Error describes the round: the votes, the remaining validity when it
+// ran out, and each node's error. It never shows a lock value.
 func (e *QuorumError) Error() string {
 	var b strings.Builder
 	switch e.Op {
