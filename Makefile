@@ -62,7 +62,7 @@ bench:
 
 ## bench-compare: locksmith side by side with redsync, redislock and the raw
 ## Redis floor on redis-server processes it starts; results in bench/results/
-bench-compare:
+bench-compare: deps
 	./bench/run.sh
 
 ## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES is set

@@ -31,8 +31,12 @@ command -v redis-server >/dev/null || {
 }
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-# Local changes to the code under test make the commit an approximation.
-if [[ $commit != unknown && -n $(git -C .. status --porcelain -- . ':!bench/results' 2>/dev/null) ]]; then
+# Local changes to what the benchmarks build (the bench module, and the
+# non-test sources of the library and its adapters) make the commit an
+# approximation.
+changed=$(git -C .. status --porcelain --untracked-files=all -- . ':!bench/results' ':!integration' ':!compat' ':!examples' 2>/dev/null |
+	cut -c4- | awk '/^bench\// || (/(\.go|\.lua|go\.mod|go\.sum)$/ && !/_test\.go$/)')
+if [[ $commit != unknown && -n $changed ]]; then
 	commit+=-dirty
 fi
 stamp=$(date -u +%Y%m%d-%H%M%S)
