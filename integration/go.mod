@@ -4,6 +4,7 @@ go 1.26.0
 
 replace (
 	github.com/locksmith-go/locksmith => ../
+	github.com/locksmith-go/locksmith/compat => ../compat
 	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
 	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
 	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
@@ -70,6 +71,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
