@@ -13,9 +13,8 @@ import (
 )
 
 // renewalOptions make automatic renewal of a short lock robust on a slow,
-// shared machine: renew with 80% of the TTL left, so a round that fails
-// (a node timeout, then a pause as long) leaves time for two more before
-// the 10% loss margin.
+// shared machine: renew with 80% of the TTL left, so that a round that
+// times out leaves time for another before the 10% loss margin.
 func renewalOptions(nodeTimeout time.Duration) []redlock.Option {
 	return []redlock.Option{
 		redlock.WithNodeTimeout(nodeTimeout),
@@ -40,8 +39,11 @@ func TestDoRenews(t *testing.T) {
 					t.Parallel()
 					nodes := nodes[:size]
 					ctx := t.Context()
-					holder := locktest.Client(t, a, nodes, renewalOptions(40*time.Millisecond)...)
-					rival := locktest.Client(t, a, nodes, redlock.WithNodeTimeout(50*time.Millisecond))
+					// A 300ms TTL leaves room for node timeouts of
+					// 100ms: long enough that a busy machine rarely
+					// turns a slow reply into a failed renewal.
+					holder := locktest.Client(t, a, nodes, renewalOptions(100*time.Millisecond)...)
+					rival := locktest.Client(t, a, nodes, redlock.WithNodeTimeout(100*time.Millisecond))
 					key := locktest.Key(t)
 
 					rivalWins := make(chan string, 100)
@@ -91,9 +93,9 @@ func TestDoRenews(t *testing.T) {
 					if value == "" {
 						t.Fatalf("the key held no value while fn ran")
 					}
-					// Do released the lock: no quorum keeps its value. (With
-					// a 40ms node timeout on a busy machine, the release may
-					// miss a node, where the key then expires.)
+					// Do released the lock: no quorum keeps its value. (On a
+					// busy machine the release may miss a node, where the
+					// key then expires.)
 					if got, q := locktest.Holding(t, nodes, key, value), locktest.Quorum(len(nodes)); got >= q {
 						t.Errorf("after Do, %d of %d nodes still hold its value", got, len(nodes))
 					}
