@@ -30,8 +30,14 @@
 //
 // # Context
 //
-// rueidis honours ctx while it waits for a reply: when ctx ends first, the
-// method returns ctx.Err() and the reply is discarded when it arrives.
+// rueidis reacts to a cancelled ctx only while a call has no deadline: a
+// call with one, as every call of locksmith has, may be sent on a path that
+// applies the deadline to the socket and waits for the reply even after ctx
+// is cancelled. So that every method returns as soon as its ctx is done, a
+// call whose ctx can end runs in a goroutine of its own. When ctx ends
+// first, the method returns ctx.Err() at once and the command finishes in
+// the background, bounded by ctx's deadline and the client's
+// ConnWriteTimeout; its reply is discarded.
 //
 // # Concurrency
 //
@@ -73,56 +79,52 @@ func New(client rueidis.Client) *Conn {
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	cmd, err := build(func() rueidis.Completed {
 		return c.client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
 	if err != nil {
 		return nil, err
 	}
-	return reply(ctx, c.client.Do(ctx, cmd))
+	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+		return reply(c.client.Do(ctx, cmd))
+	})
 }
 
 // EvalSha runs the script cached under sha1 with EVALSHA. When the server
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	cmd, err := build(func() rueidis.Completed {
 		return c.client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
 	if err != nil {
 		return nil, err
 	}
-	val, err := reply(ctx, c.client.Do(ctx, cmd))
-	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
-		return nil, noScriptError{err}
-	}
-	return val, err
+	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+		val, err := reply(c.client.Do(ctx, cmd))
+		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
+			return nil, noScriptError{err}
+		}
+		return val, err
+	})
 }
 
 // ScriptLoad caches script with SCRIPT LOAD and returns the digest the
 // server reports. A cluster client loads it on every node it knows, so that
 // EVALSHA succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if c.client.Mode() == rueidis.ClientModeCluster {
-		// SCRIPT LOAD has no key, so the cluster client would send
-		// it to just one node.
-		return loadOnEveryNode(ctx, c.client.Nodes(), script)
-	}
-	return loadOn(ctx, c.client, script)
+	return runWithContext(ctx, func(ctx context.Context) (string, error) {
+		if c.client.Mode() == rueidis.ClientModeCluster {
+			// SCRIPT LOAD has no key, so the cluster client would
+			// send it to just one node.
+			return loadOnEveryNode(ctx, c.client.Nodes(), script)
+		}
+		return loadOn(ctx, c.client, script)
+	})
 }
 
 func loadOn(ctx context.Context, client rueidis.Client, script string) (string, error) {
-	digest, err := client.Do(ctx, client.B().ScriptLoad().Script(script).Build()).ToString()
-	return digest, withContextErr(ctx, err)
+	return client.Do(ctx, client.B().ScriptLoad().Script(script).Build()).ToString()
 }
 
 func loadOnEveryNode(ctx context.Context, nodes map[string]rueidis.Client, script string) (string, error) {
@@ -183,13 +185,13 @@ func build(builder func() rueidis.Completed) (cmd rueidis.Completed, err error) 
 // reply converts a result to the types of the driver contract. rueidis
 // decodes integers as int64, bulk and status strings as string, arrays as
 // []any with nil elements, and reports a nil reply as rueidis.Nil.
-func reply(ctx context.Context, result rueidis.RedisResult) (any, error) {
+func reply(result rueidis.RedisResult) (any, error) {
 	val, err := result.ToAny()
 	if rueidis.IsRedisNil(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, withContextErr(ctx, err)
+		return nil, err
 	}
 	return val, nil
 }
@@ -203,6 +205,36 @@ type noScriptError struct {
 func (e noScriptError) Error() string { return e.err.Error() }
 
 func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
+
+// runWithContext calls do and returns its result, or ctx.Err() as soon as ctx
+// is done, whichever comes first. See the package documentation for why the
+// call runs in its own goroutine.
+func runWithContext[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if ctx.Done() == nil {
+		// ctx can never end: nothing to wait for but the reply.
+		return do(ctx)
+	}
+
+	type result struct {
+		val T
+		err error
+	}
+	results := make(chan result, 1) // buffered: the goroutine never blocks
+	go func() {
+		val, err := do(ctx)
+		results <- result{val, err}
+	}()
+	select {
+	case r := <-results:
+		return r.val, withContextErr(ctx, r.err)
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
 
 // withContextErr makes sure that an error which ctx caused matches
 // ctx.Err(), whichever way the client noticed the end of ctx. A socket

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
@@ -139,6 +140,151 @@ func TestClusterKeysInDifferentSlots(t *testing.T) {
 	}
 	if got, err := conn.EvalSha(context.Background(), "0000000000000000000000000000000000000000", keys, nil); err == nil {
 		t.Errorf("EvalSha(keys %q) = %v, nil; want an error", keys, got)
+	}
+}
+
+// busyScript keeps the server busy for ARGV[1] microseconds by its own clock,
+// and for no more than ARGV[2] iterations, in case a server's clock stands
+// still while a script runs. Redis runs one script at a time, so this blocks
+// every client of the server: keep it short.
+const busyScript = `
+local start = redis.call('TIME')
+local limit = tonumber(ARGV[1])
+for i = 1, tonumber(ARGV[2]) do
+  local now = redis.call('TIME')
+  if (now[1] - start[1]) * 1000000 + (now[2] - start[2]) >= limit then
+    return i
+  end
+end
+return -1`
+
+// busyArgs keep busyScript running for 50ms, or 40000 iterations, which take
+// about as long.
+var busyArgs = []string{"50000", "40000"}
+
+// cancelSoon returns a ctx with a deadline far ahead, as every call of
+// locksmith has, that is cancelled a few milliseconds from now: while the
+// server is still busy with busyScript.
+func cancelSoon(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	t.Cleanup(cancel)
+	time.AfterFunc(5*time.Millisecond, cancel)
+	return ctx
+}
+
+// A ctx that has a deadline and is cancelled before it ends the call. rueidis
+// may send a call with a deadline on a path that only sets the socket
+// deadline and would then wait for the server's reply.
+func TestCancelBeforeDeadlineWhileServerBusy(t *testing.T) {
+	server, cluster := testServers(t)
+	clients := []struct {
+		name    string
+		opt     rueidis.ClientOption
+		cluster bool
+	}{
+		{name: "single server", opt: singleServerOptions(server)},
+		{name: "cluster", opt: cluster.options(), cluster: true},
+	}
+	for _, cl := range clients {
+		t.Run(cl.name, func(t *testing.T) {
+			if cl.cluster {
+				skipWithoutCluster(t, cluster)
+			}
+			conn := lsrueidis.New(newClient(t, cl.opt))
+			// Every call has a deadline here, the warm-up too, so
+			// that the client has no reason to leave the path taken
+			// for calls with a deadline.
+			warmCtx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			digest, err := conn.ScriptLoad(warmCtx, busyScript)
+			if err != nil {
+				t.Fatalf("ScriptLoad error: %v", err)
+			}
+
+			calls := []struct {
+				method string
+				call   func(ctx context.Context) (any, error)
+			}{
+				{"Eval", func(ctx context.Context) (any, error) {
+					return conn.Eval(ctx, busyScript, nil, busyArgs)
+				}},
+				{"EvalSha", func(ctx context.Context) (any, error) {
+					return conn.EvalSha(ctx, digest, nil, busyArgs)
+				}},
+			}
+			for _, c := range calls {
+				t.Run(c.method, func(t *testing.T) {
+					got, err := c.call(cancelSoon(t))
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("%s cancelled while the server was busy = %v, %v; want an error matching context.Canceled", c.method, got, err)
+					}
+
+					// This call waits until the server has finished the
+					// busy script, so that the next test starts on an idle
+					// server.
+					waitCtx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+					defer cancel()
+					if got, err := conn.Eval(waitCtx, `return 'still usable'`, nil, nil); err != nil || got != "still usable" {
+						t.Errorf("Eval after the cancelled call = %v, %v; want %q, nil", got, err, "still usable")
+					}
+				})
+			}
+		})
+	}
+}
+
+// stalledClient is a rueidis.Client whose Do ignores a cancellation of ctx,
+// as a client that only sets the socket deadline does: it sends the command
+// once release is closed or ctx's deadline has passed.
+type stalledClient struct {
+	rueidis.Client
+	release <-chan struct{}
+}
+
+func (c stalledClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	deadline, _ := ctx.Deadline()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-c.release:
+	case <-timer.C:
+	}
+	return c.Client.Do(context.WithoutCancel(ctx), cmd)
+}
+
+// Every method returns once ctx is cancelled, even when the client would
+// wait for ctx's deadline.
+func TestCancelWhileClientIgnoresCancellation(t *testing.T) {
+	server, _ := testServers(t)
+	client := newClient(t, singleServerOptions(server))
+	release := make(chan struct{})
+	// Registered after newClient's cleanup, so it runs first: the
+	// stalled calls finish before the client is closed.
+	t.Cleanup(func() { close(release) })
+	conn := lsrueidis.New(stalledClient{Client: client, release: release})
+
+	calls := []struct {
+		method string
+		call   func(ctx context.Context) (any, error)
+	}{
+		{"Eval", func(ctx context.Context) (any, error) {
+			return conn.Eval(ctx, `return 1`, nil, nil)
+		}},
+		{"EvalSha", func(ctx context.Context) (any, error) {
+			return conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", nil, nil)
+		}},
+		{"ScriptLoad", func(ctx context.Context) (any, error) {
+			return conn.ScriptLoad(ctx, `return 1`)
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.method, func(t *testing.T) {
+			got, err := c.call(cancelSoon(t))
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s cancelled while the client was stalled = %v, %v; want an error matching context.Canceled", c.method, got, err)
+			}
+		})
 	}
 }
 
