@@ -26,7 +26,8 @@
 // [Conn.EvalSha] reports a missing script with an error that matches both
 // [driver.ErrNoScript] and the server's error. A nil reply is a nil value,
 // not rueidis.Nil. On a cluster client, keys in different hash slots are an
-// error, as rueidis refuses to build such a command.
+// error whose text starts with CROSSSLOT, as the server's own error does:
+// rueidis refuses to build such a command, so it never reaches the server.
 //
 // # Context
 //
@@ -48,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,12 +172,25 @@ func (c *Conn) NodeID() string {
 	return fmt.Sprintf("%T@%p", c.client, c.client)
 }
 
+// errCrossSlot reports keys in different hash slots on a cluster client. It
+// starts with the error code of the server's own error for this case, so
+// that a caller who recognizes that error recognizes this one too.
+var errCrossSlot = errors.New("CROSSSLOT Keys in request don't hash to the same slot (refused by the rueidis client)")
+
+// crossSlotPanic is the text of the panic with which the builder of a
+// rueidis cluster client refuses keys in different hash slots.
+const crossSlotPanic = "different key slots"
+
 // build runs a command builder and turns its panic into an error. The
 // builder of a cluster client panics when keys fall in different hash
 // slots, which is the caller's mistake to be reported, not a crash.
 func build(builder func() rueidis.Completed) (cmd rueidis.Completed, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if text, ok := p.(string); ok && strings.Contains(text, crossSlotPanic) {
+				err = errCrossSlot
+				return
+			}
 			err = fmt.Errorf("rueidis: cannot build the command: %v", p)
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,18 +129,30 @@ func TestEvalShaKeepsServerError(t *testing.T) {
 }
 
 // On a cluster client, keys in different hash slots are an error returned
-// to the caller, not a panic.
+// to the caller, not a panic, and its text starts with CROSSSLOT like the
+// server's own error.
 func TestClusterKeysInDifferentSlots(t *testing.T) {
 	_, cluster := testServers(t)
 	skipWithoutCluster(t, cluster)
 	conn := lsrueidis.New(newClient(t, cluster.options()))
 
 	keys := []string{"{slot-a}:lock", "{slot-b}:lock"}
-	if got, err := conn.Eval(context.Background(), `return 1`, keys, nil); err == nil {
-		t.Errorf("Eval(keys %q) = %v, nil; want an error", keys, got)
+	calls := []struct {
+		method string
+		call   func() (any, error)
+	}{
+		{"Eval", func() (any, error) {
+			return conn.Eval(t.Context(), `return 1`, keys, nil)
+		}},
+		{"EvalSha", func() (any, error) {
+			return conn.EvalSha(t.Context(), "0000000000000000000000000000000000000000", keys, nil)
+		}},
 	}
-	if got, err := conn.EvalSha(context.Background(), "0000000000000000000000000000000000000000", keys, nil); err == nil {
-		t.Errorf("EvalSha(keys %q) = %v, nil; want an error", keys, got)
+	for _, c := range calls {
+		got, err := c.call()
+		if err == nil || !strings.HasPrefix(err.Error(), "CROSSSLOT ") {
+			t.Errorf("%s(keys %q) = %v, %v; want an error starting with %q", c.method, keys, got, err, "CROSSSLOT ")
+		}
 	}
 }
 
