@@ -49,7 +49,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -146,11 +145,12 @@ func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (str
 }
 
 // NodeID identifies the node behind the Conn for [driver.Identifier]. For a
-// *redis.Client that dials a fixed address it is made of the network, the
-// address and the database number, so two clients of the same server and
-// database share it. For any other client (a failover client, a cluster, a
-// ring) it is the identity of the client value, so only the same client
-// wrapped twice shares it.
+// *redis.Client that dials a fixed address it is made of the network and the
+// address, so two clients of the same server share it whatever database they
+// select: the databases of one server fail together and count as one node.
+// For any other client (a failover client, a cluster, a ring) it is the
+// identity of the client value, so only the same client wrapped twice shares
+// it.
 //
 // Addresses are compared as written: "localhost:6379" and "127.0.0.1:6379"
 // give different IDs.
@@ -176,7 +176,7 @@ func addressID(opt *redis.Options) (string, bool) {
 			return "", false
 		}
 	}
-	return network + "://" + opt.Addr + "/" + strconv.Itoa(opt.DB), true
+	return network + "://" + opt.Addr, true
 }
 
 // argValues passes args to go-redis one string each, so none is flattened or
