@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"sync"
 	"time"
 
@@ -73,10 +74,16 @@ type Conn struct {
 // the Conn.
 //
 // client must run each command when it is called, so a redis.Pipeliner will
-// not do. New panics if client is nil.
+// not do.
+//
+// New(nil) returns nil, which redlock.New reports as a nil Conn. So does a
+// nil pointer such as a nil *redis.Client.
 func New(client redis.Scripter) *Conn {
 	if client == nil {
-		panic("goredis: New called with a nil client")
+		return nil
+	}
+	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
 	}
 	return &Conn{client: client}
 }

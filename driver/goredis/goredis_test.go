@@ -165,11 +165,22 @@ func TestNodeID(t *testing.T) {
 	}
 }
 
-func TestNewPanicsOnNilClient(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("New(nil) did not panic")
-		}
-	}()
-	goredis.New(nil)
+func TestNewNilClient(t *testing.T) {
+	tests := []struct {
+		name   string
+		client redis.Scripter
+	}{
+		{"nil", nil},
+		{"nil *redis.Client", (*redis.Client)(nil)},
+		{"nil *redis.ClusterClient", (*redis.ClusterClient)(nil)},
+		{"nil *redis.Ring", (*redis.Ring)(nil)},
+		{"redis.UniversalClient holding a nil *redis.Client", redis.UniversalClient((*redis.Client)(nil))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if conn := goredis.New(tt.client); conn != nil {
+				t.Errorf("New(%#v) = %v, want nil", tt.client, conn)
+			}
+		})
+	}
 }

@@ -64,10 +64,12 @@ type Conn struct {
 
 // New returns a Conn that takes a connection from pool for each call and
 // returns it afterwards. The pool remains the caller's: closing it is the
-// caller's job, after the last use of the Conn. New panics if pool is nil.
+// caller's job, after the last use of the Conn.
+//
+// New(nil) returns nil, which redlock.New reports as a nil Conn.
 func New(pool *redis.Pool) *Conn {
 	if pool == nil {
-		panic("redigo: New called with a nil pool")
+		return nil
 	}
 	return &Conn{pool: pool}
 }

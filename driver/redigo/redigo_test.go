@@ -107,11 +107,8 @@ func TestNodeID(t *testing.T) {
 	}
 }
 
-func TestNewPanicsOnNilPool(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("New(nil) did not panic")
-		}
-	}()
-	redigo.New(nil)
+func TestNewNilPool(t *testing.T) {
+	if conn := redigo.New(nil); conn != nil {
+		t.Errorf("New(nil) = %v, want nil", conn)
+	}
 }

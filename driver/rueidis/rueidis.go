@@ -71,10 +71,12 @@ type Conn struct {
 
 // New returns a Conn that sends its commands through client. The client
 // remains the caller's: closing it is the caller's job, after the last use
-// of the Conn. New panics if client is nil.
+// of the Conn.
+//
+// New(nil) returns nil, which redlock.New reports as a nil Conn.
 func New(client rueidis.Client) *Conn {
 	if client == nil {
-		panic("rueidis: New called with a nil client")
+		return nil
 	}
 	return &Conn{client: client}
 }

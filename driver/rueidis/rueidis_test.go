@@ -324,11 +324,8 @@ func TestNodeID(t *testing.T) {
 	}
 }
 
-func TestNewPanicsOnNilClient(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("New(nil) did not panic")
-		}
-	}()
-	lsrueidis.New(nil)
+func TestNewNilClient(t *testing.T) {
+	if conn := lsrueidis.New(nil); conn != nil {
+		t.Errorf("New(nil) = %v, want nil", conn)
+	}
 }
