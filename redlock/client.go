@@ -252,13 +252,12 @@ func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
 	start := time.Now()
 	results := c.round(ctx, scripts.Acquire, req, args)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
-	qe := c.tally("lock", req, results, isOne)
-	if quorum.Granted(qe.Granted, len(c.nodes), validity) {
+	v := countVotes(results, isOne)
+	if quorum.Granted(v.granted, len(c.nodes), validity) {
 		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 	}
-	qe.Validity = validity
 	c.cleanup(ctx, req, value, results)
-	return nil, qe
+	return nil, c.failure("lock", req, v, validity)
 }
 
 // cleanup releases a failed attempt's keys on every node that may hold
@@ -318,25 +317,45 @@ func timedOut(nodeCtx context.Context) bool {
 	return ok && !time.Now().Before(deadline)
 }
 
-// tally counts the votes of a round. granted tells whether a reply is a yes;
-// any other integer is a refusal and anything else a node error.
-func (c *Client) tally(op string, req request, results []result, granted func(any) bool) *QuorumError {
-	qe := &QuorumError{Op: op, Keys: req.names, Nodes: len(c.nodes), Quorum: quorum.Size(len(c.nodes))}
+// votes is the count of a round's answers.
+type votes struct {
+	granted, refused int
+	errs             []*NodeError
+}
+
+// countVotes counts a round's answers. granted tells whether a reply is a
+// yes; any other integer is a refusal and anything else a node error.
+func countVotes(results []result, granted func(any) bool) votes {
+	var v votes
 	for i, r := range results {
 		switch {
 		case r.err != nil:
-			qe.Errors = append(qe.Errors, &NodeError{Node: i, Err: r.err})
+			v.errs = append(v.errs, &NodeError{Node: i, Err: r.err})
 		case granted(r.reply):
-			qe.Granted++
+			v.granted++
 		default:
 			if _, ok := r.reply.(int64); ok {
-				qe.Refused++
+				v.refused++
 			} else {
-				qe.Errors = append(qe.Errors, &NodeError{Node: i, Err: fmt.Errorf("unexpected reply %#v", r.reply)})
+				v.errs = append(v.errs, &NodeError{Node: i, Err: fmt.Errorf("unexpected reply %#v", r.reply)})
 			}
 		}
 	}
-	return qe
+	return v
+}
+
+// failure describes a round that did not grant what op asked for.
+func (c *Client) failure(op string, req request, v votes, validity time.Duration) *QuorumError {
+	return &QuorumError{
+		Op:       op,
+		Keys:     req.names,
+		Nodes:    len(c.nodes),
+		Quorum:   quorum.Size(len(c.nodes)),
+		Granted:  v.granted,
+		Refused:  v.refused,
+		Validity: validity,
+		Errors:   v.errs,
+	}
 }
 
 func isOne(reply any) bool { return reply == int64(1) }

@@ -56,11 +56,10 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string) (
 	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
 	start := time.Now()
 	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg})
-	qe := c.tally("lock", req, phase1, isFencedGrant)
-	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(qe.Granted, n, validity) {
-		qe.Validity = validity
+	v := countVotes(phase1, isFencedGrant)
+	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(v.granted, n, validity) {
 		c.cleanup(ctx, req, value, phase1)
-		return nil, qe
+		return nil, c.failure("lock", req, v, validity)
 	}
 	var highest int64
 	for _, r := range phase1 {
@@ -71,12 +70,11 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string) (
 	token := highest + 1
 
 	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)})
-	qe = c.tally("lock", req, phase2, isOne)
+	v = countVotes(phase2, isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
-	if !quorum.Granted(qe.Granted, n, validity) {
-		qe.Validity = validity
+	if !quorum.Granted(v.granted, n, validity) {
 		c.cleanup(ctx, req, value, phase1)
-		return nil, qe
+		return nil, c.failure("lock", req, v, validity)
 	}
 	return &Lock{client: c, req: req, value: value, token: uint64(token), acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 }

@@ -131,8 +131,8 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	start := time.Now()
 	results := c.round(ctx, scripts.Extend, req, []string{l.value, req.ttlArg})
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
-	qe := c.tally("extend", req, results, isOne)
-	granted := quorum.Granted(qe.Granted, len(c.nodes), validity)
+	v := countVotes(results, isOne)
+	granted := quorum.Granted(v.granted, len(c.nodes), validity)
 	newUntil := start.Add(req.ttl - req.drift)
 
 	l.mu.Lock()
@@ -154,8 +154,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 		l.validUntil = newUntil
 	}
 	if !granted {
-		qe.Validity = validity
-		return qe
+		return c.failure("extend", req, v, validity)
 	}
 	return nil
 }
@@ -190,9 +189,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	c := l.client
 	results := c.round(context.WithoutCancel(ctx), scripts.Release, req, []string{l.value})
 	wantDeleted := int64(len(req.keys))
-	qe := c.tally("unlock", req, results, func(reply any) bool { return reply == wantDeleted })
-	if qe.Granted < qe.Quorum {
-		return qe
+	v := countVotes(results, func(reply any) bool { return reply == wantDeleted })
+	if v.granted < quorum.Size(len(c.nodes)) {
+		return c.failure("unlock", req, v, 0)
 	}
 	l.mu.Lock()
 	l.released = true

@@ -19,8 +19,16 @@ func FanOut(ctx context.Context, n int, timeout time.Duration, request func(ctx 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
+	if n > 1 {
+		wg.Add(n - 1)
+	}
 	for node := 1; node < n; node++ {
-		wg.Go(func() { request(ctx, node) })
+		// A plain go statement allocates one closure per node where
+		// WaitGroup.Go would allocate two.
+		go func() {
+			defer wg.Done()
+			request(ctx, node)
+		}()
 	}
 	if n > 0 {
 		request(ctx, 0)
