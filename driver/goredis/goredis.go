@@ -103,7 +103,8 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 		val, err := reply(c.client.EvalSha(ctx, sha1, keys, argValues(args)...).Result())
 		// Newer go-redis versions report this as redis.ErrNoScript,
 		// whose text also starts with the NOSCRIPT prefix.
-		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// HasErrorPrefix allocates even for a nil error.
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return nil, noScriptError{err}
 		}
 		return val, err
