@@ -51,11 +51,11 @@ import (
 	"net"
 	"reflect"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/adapt"
 )
 
 var (
@@ -90,7 +90,7 @@ func New(client redis.Scripter) *Conn {
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
 		return reply(c.client.Eval(ctx, script, keys, argValues(args)...).Result())
 	})
 }
@@ -99,13 +99,13 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
 		val, err := reply(c.client.EvalSha(ctx, sha1, keys, argValues(args)...).Result())
 		// Newer go-redis versions report this as redis.ErrNoScript,
 		// whose text also starts with the NOSCRIPT prefix.
 		// HasErrorPrefix allocates even for a nil error.
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return nil, noScriptError{err}
+			return nil, adapt.NoScript(err)
 		}
 		return val, err
 	})
@@ -116,7 +116,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 // cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
 // succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	return runWithContext(ctx, func(ctx context.Context) (string, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
 		var digest string
 		var err error
 		if ring, ok := c.client.(*redis.Ring); ok {
@@ -208,67 +208,4 @@ func reply(val any, err error) (any, error) {
 		return nil, err
 	}
 	return val, nil
-}
-
-// noScriptError is the server's NOSCRIPT error, marked so that it also
-// matches driver.ErrNoScript.
-type noScriptError struct {
-	err error
-}
-
-func (e noScriptError) Error() string { return e.err.Error() }
-
-func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
-
-// runWithContext calls do and returns its result, or ctx.Err() as soon as ctx
-// is done, whichever comes first. See the package documentation for why the
-// call runs in its own goroutine.
-func runWithContext[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
-	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
-	if ctx.Done() == nil {
-		// ctx can never end: nothing to wait for but the reply.
-		return do(ctx)
-	}
-
-	type result struct {
-		val T
-		err error
-	}
-	results := make(chan result, 1) // buffered: the goroutine never blocks
-	go func() {
-		val, err := do(ctx)
-		results <- result{val, err}
-	}()
-	select {
-	case r := <-results:
-		return r.val, withContextErr(ctx, r.err)
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	}
-}
-
-// withContextErr makes sure that an error which ctx caused matches
-// ctx.Err(). go-redis reports a deadline it applied to the socket as an I/O
-// timeout, and that timeout can fire a moment before ctx itself reports the
-// deadline; the error then matches context.DeadlineExceeded, as ctx.Err()
-// is about to.
-func withContextErr(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	ctxErr := ctx.Err()
-	if ctxErr == nil {
-		deadline, ok := ctx.Deadline()
-		if !ok || time.Now().Before(deadline) {
-			return err
-		}
-		ctxErr = context.DeadlineExceeded
-	}
-	if errors.Is(err, ctxErr) {
-		return err
-	}
-	return fmt.Errorf("%w (%w)", ctxErr, err)
 }

@@ -44,11 +44,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/adapt"
 )
 
 var (
@@ -90,7 +90,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	reply, err := c.do(ctx, "EVALSHA", scriptArgs(sha1, keys, args)...)
 	if err != nil {
 		if isNoScript(err) {
-			return nil, noScriptError{err}
+			return nil, adapt.NoScript(err)
 		}
 		return nil, err
 	}
@@ -119,14 +119,14 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 	}
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
-		return nil, withContextErr(ctx, err)
+		return nil, adapt.ContextErr(ctx, err)
 	}
 	// Close hands the connection back to the pool, or discards it after
 	// a failure. Its error concerns only that connection, and the reply
 	// is already in hand.
 	defer conn.Close()
 	reply, err := redis.DoContext(conn, ctx, command, args...)
-	return reply, withContextErr(ctx, err)
+	return reply, adapt.ContextErr(ctx, err)
 }
 
 // scriptArgs lays out the arguments of EVAL and EVALSHA: the script or its
@@ -171,36 +171,4 @@ func isNoScript(err error) bool {
 	}
 	code, _, _ := strings.Cut(string(redisErr), " ")
 	return code == "NOSCRIPT"
-}
-
-// noScriptError is the server's NOSCRIPT error, marked so that it also
-// matches driver.ErrNoScript.
-type noScriptError struct {
-	err error
-}
-
-func (e noScriptError) Error() string { return e.err.Error() }
-
-func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
-
-// withContextErr makes sure that an error which ctx caused matches
-// ctx.Err(). redigo also applies ctx's deadline to the socket, and that
-// timeout can fire a moment before ctx itself reports the deadline; the
-// error then matches context.DeadlineExceeded, as ctx.Err() is about to.
-func withContextErr(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	ctxErr := ctx.Err()
-	if ctxErr == nil {
-		deadline, ok := ctx.Deadline()
-		if !ok || time.Now().Before(deadline) {
-			return err
-		}
-		ctxErr = context.DeadlineExceeded
-	}
-	if errors.Is(err, ctxErr) {
-		return err
-	}
-	return fmt.Errorf("%w (%w)", ctxErr, err)
 }

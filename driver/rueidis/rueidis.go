@@ -51,11 +51,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/adapt"
 )
 
 var (
@@ -89,7 +89,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 	if err != nil {
 		return nil, err
 	}
-	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
 		return reply(c.client.Do(ctx, cmd))
 	})
 }
@@ -104,10 +104,10 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	if err != nil {
 		return nil, err
 	}
-	return runWithContext(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
 		val, err := reply(c.client.Do(ctx, cmd))
 		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
-			return nil, noScriptError{err}
+			return nil, adapt.NoScript(err)
 		}
 		return val, err
 	})
@@ -117,7 +117,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 // server reports. A cluster client loads it on every node it knows, so that
 // EVALSHA succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	return runWithContext(ctx, func(ctx context.Context) (string, error) {
+	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
 		if c.client.Mode() == rueidis.ClientModeCluster {
 			// SCRIPT LOAD has no key, so the cluster client would
 			// send it to just one node.
@@ -211,67 +211,4 @@ func reply(result rueidis.RedisResult) (any, error) {
 		return nil, err
 	}
 	return val, nil
-}
-
-// noScriptError is the server's NOSCRIPT error, marked so that it also
-// matches driver.ErrNoScript.
-type noScriptError struct {
-	err error
-}
-
-func (e noScriptError) Error() string { return e.err.Error() }
-
-func (e noScriptError) Unwrap() []error { return []error{driver.ErrNoScript, e.err} }
-
-// runWithContext calls do and returns its result, or ctx.Err() as soon as ctx
-// is done, whichever comes first. See the package documentation for why the
-// call runs in its own goroutine.
-func runWithContext[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
-	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
-	if ctx.Done() == nil {
-		// ctx can never end: nothing to wait for but the reply.
-		return do(ctx)
-	}
-
-	type result struct {
-		val T
-		err error
-	}
-	results := make(chan result, 1) // buffered: the goroutine never blocks
-	go func() {
-		val, err := do(ctx)
-		results <- result{val, err}
-	}()
-	select {
-	case r := <-results:
-		return r.val, withContextErr(ctx, r.err)
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	}
-}
-
-// withContextErr makes sure that an error which ctx caused matches
-// ctx.Err(), whichever way the client noticed the end of ctx. A socket
-// timeout set from ctx's deadline can fire a moment before ctx itself
-// reports the deadline; the error then matches context.DeadlineExceeded, as
-// ctx.Err() is about to.
-func withContextErr(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	ctxErr := ctx.Err()
-	if ctxErr == nil {
-		deadline, ok := ctx.Deadline()
-		if !ok || time.Now().Before(deadline) {
-			return err
-		}
-		ctxErr = context.DeadlineExceeded
-	}
-	if errors.Is(err, ctxErr) {
-		return err
-	}
-	return fmt.Errorf("%w (%w)", ctxErr, err)
 }

@@ -1,0 +1,107 @@
+package adapt
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// lateContext is a context whose deadline has passed but which has not yet
+// reported it, as happens between a socket timeout and the context's own
+// timer.
+type lateContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lateContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func TestWithContextErr(t *testing.T) {
+	ioTimeout := os.ErrDeadlineExceeded
+	other := errors.New("connection reset")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	late := lateContext{Context: context.Background(), deadline: time.Now().Add(-time.Millisecond)}
+	notYet := lateContext{Context: context.Background(), deadline: time.Now().Add(time.Hour)}
+
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error // nil: the error is returned unchanged
+	}{
+		{"no error", cancelled, nil, nil},
+		{"ctx still live", context.Background(), other, nil},
+		{"deadline still ahead", notYet, ioTimeout, nil},
+		{"ctx cancelled", cancelled, other, context.Canceled},
+		{"deadline passed, not yet reported", late, ioTimeout, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ContextErr(tt.ctx, tt.err)
+			if tt.want == nil {
+				if got != tt.err {
+					t.Errorf("ContextErr(%v) = %v, want it unchanged", tt.err, got)
+				}
+				return
+			}
+			if !errors.Is(got, tt.want) || !errors.Is(got, tt.err) {
+				t.Errorf("ContextErr(%v) = %v, want an error matching both %v and %v", tt.err, got, tt.want, tt.err)
+			}
+		})
+	}
+}
+
+func TestRunReturnsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := Run(ctx, func(context.Context) (int, error) {
+			<-release // a call the client never interrupts
+			return 1, nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run = %v, want context.Canceled", err)
+		}
+	}()
+	cancel()
+	<-done
+	close(release)
+}
+
+func TestRunReturnsTheReply(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, ctx := range []context.Context{ctx, context.Background()} {
+		got, err := Run(ctx, func(context.Context) (string, error) { return "ok", nil })
+		if got != "ok" || err != nil {
+			t.Errorf("Run = %q, %v; want ok, nil", got, err)
+		}
+	}
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	called := false
+	if _, err := Run(done, func(context.Context) (int, error) { called = true; return 0, nil }); !errors.Is(err, context.Canceled) || called {
+		t.Errorf("Run with a done ctx = %v (called %v), want context.Canceled without calling", err, called)
+	}
+}
+
+func TestNoScript(t *testing.T) {
+	reply := errors.New("NOSCRIPT No matching script")
+	err := NoScript(reply)
+	if !errors.Is(err, driver.ErrNoScript) || !errors.Is(err, reply) || err.Error() != reply.Error() {
+		t.Errorf("NoScript(%v) = %v; want the same text, matching driver.ErrNoScript and the reply", reply, err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
