@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -96,34 +95,21 @@ func TestFencedLockRejectsKeysWithoutASlot(t *testing.T) {
 	checkInvalid(t, err, `redlock: invalid argument: fenced key "a}b" has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as {ab}`)
 }
 
-func fencedGrantCount(t *testing.T) int {
-	if s := os.Getenv("LOCKSMITH_FENCING_GRANTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("LOCKSMITH_FENCING_GRANTS=%q is not a positive count", s)
-		}
-		return n
-	}
-	// In-process nodes under the race detector are slow; the
-	// integration tests run 10,000 grants over real servers.
-	if testing.Short() {
-		return 20
-	}
-	return 40
-}
-
 // TestFencingTokensAreMonotonicUnderMinorityFaults takes fenced locks on a
 // few resources from many goroutines while random minorities of five
 // in-process nodes fail, lose replies, slow down or hang, and some holders
 // let their locks expire. The integration tests run the same history with
 // more grants over real servers.
 func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LOCKSMITH_FENCING_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("LOCKSMITH_FENCING_SEED=%q: %v", s, err)
-		}
+	seed, err := fencecheck.SeedFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In-process nodes under the race detector are slow; the
+	// integration tests run 10,000 grants over real servers.
+	grantCount, err := fencecheck.GrantsFromEnv(40)
+	if err != nil {
+		t.Fatal(err)
 	}
 	c := newCluster(t, 5)
 	// Node timeouts long enough that a loaded machine does not turn slow
@@ -134,7 +120,7 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 	run := fencecheck.Run{
 		Resources: []string{"r0", "r1"},
 		Workers:   3,
-		Grants:    fencedGrantCount(t),
+		Grants:    grantCount,
 		Seed:      seed,
 		TickEvery: 5 * time.Millisecond,
 		Abandon:   0.03,
@@ -151,25 +137,19 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 			faults.Scramble(rng, c.faults, 2)
 		},
 	}
-	grants, err := run.Collect(func(ctx context.Context, resource string) (uint64, func(), error) {
-		l, err := client.Lock(ctx, resource, time.Second)
-		if err != nil {
-			return 0, nil, err
-		}
-		return l.Token(), func() { l.Unlock(ctx) }, nil
-	}, func(err error) bool { return errors.Is(err, redlock.ErrInvalidArgument) })
+	grants, err := run.Collect(fencecheck.Locker(client, time.Second))
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
-	total, violations := 0, 0
-	for resource, gs := range grants {
-		total += len(gs)
-		for i, v := range fencecheck.Check(gs) {
-			violations++
-			if i < 5 {
-				t.Errorf("seed %d: %s: %s", seed, resource, v)
-			}
+	total, violations := fencecheck.Report(grants)
+	for i, v := range violations {
+		if i == 5 {
+			t.Errorf("seed %d: ... and %d more", seed, len(violations)-5)
+			break
 		}
+		t.Errorf("seed %d: %s", seed, v)
+	}
+	for resource, gs := range grants {
 		for _, g := range gs {
 			if g.Token == 0 {
 				t.Errorf("%s: a fenced grant has token 0", resource)
@@ -177,7 +157,7 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("seed %d: %d fenced grants over %d resources, %d violations", seed, total, len(grants), violations)
+	t.Logf("seed %d: %d fenced grants over %d resources, %d violations", seed, total, len(grants), len(violations))
 	if total < run.Grants {
 		t.Errorf("only %d grants, want %d", total, run.Grants)
 	}

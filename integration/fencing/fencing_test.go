@@ -2,10 +2,7 @@ package fencing
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,31 +16,19 @@ import (
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
-// grantCount is the number of fenced grants of the property test:
-// LOCKSMITH_FENCING_GRANTS, or 10,000.
-func grantCount(t *testing.T) int {
-	if s := os.Getenv("LOCKSMITH_FENCING_GRANTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("LOCKSMITH_FENCING_GRANTS=%q is not a positive count", s)
-		}
-		return n
-	}
-	return 10_000
-}
-
 // TestTokensUnderMinorityFaults takes fenced locks on four resources from
 // twelve goroutines through five real servers, while every 5ms a random
 // minority of the nodes starts failing, losing replies, slowing down or
 // hanging, and some holders let their locks expire. Every resource's
 // grants must satisfy P1 and P2 (package fencecheck).
 func TestTokensUnderMinorityFaults(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("LOCKSMITH_FENCING_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("LOCKSMITH_FENCING_SEED=%q: %v", s, err)
-		}
+	seed, err := fencecheck.SeedFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grantCount, err := fencecheck.GrantsFromEnv(10_000)
+	if err != nil {
+		t.Fatal(err)
 	}
 	nodes := redisnode.Start(t, 5, redisnode.Config{})
 	// The lightest client keeps this long history affordable under the
@@ -63,7 +48,7 @@ func TestTokensUnderMinorityFaults(t *testing.T) {
 	run := fencecheck.Run{
 		Resources: []string{locktest.Key(t) + ":a", locktest.Key(t) + ":b", locktest.Key(t) + ":c", locktest.Key(t) + ":d"},
 		Workers:   3,
-		Grants:    grantCount(t),
+		Grants:    grantCount,
 		Seed:      seed,
 		TickEvery: 5 * time.Millisecond,
 		Abandon:   0.02,
@@ -76,28 +61,20 @@ func TestTokensUnderMinorityFaults(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	grants, err := run.Collect(func(ctx context.Context, resource string) (uint64, func(), error) {
-		l, err := client.Lock(ctx, resource, 300*time.Millisecond)
-		if err != nil {
-			return 0, nil, err
-		}
-		return l.Token(), func() { l.Unlock(ctx) }, nil
-	}, func(err error) bool { return errors.Is(err, redlock.ErrInvalidArgument) })
+	grants, err := run.Collect(fencecheck.Locker(client, 300*time.Millisecond))
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
-	total, violations := 0, 0
-	for resource, gs := range grants {
-		total += len(gs)
-		for i, v := range fencecheck.Check(gs) {
-			violations++
-			if i < 5 {
-				t.Errorf("seed %d: %s: %s", seed, resource, v)
-			}
+	total, violations := fencecheck.Report(grants)
+	for i, v := range violations {
+		if i == 5 {
+			t.Errorf("seed %d: ... and %d more", seed, len(violations)-5)
+			break
 		}
+		t.Errorf("seed %d: %s", seed, v)
 	}
 	t.Logf("seed %d (%s backend): %d fenced grants over %d resources in %v, %d violations",
-		seed, nodes[0].Backend(), total, len(grants), time.Since(start).Round(time.Second), violations)
+		seed, nodes[0].Backend(), total, len(grants), time.Since(start).Round(time.Second), len(violations))
 	if total < run.Grants {
 		t.Errorf("only %d grants, want %d", total, run.Grants)
 	}
