@@ -38,6 +38,42 @@
 // processes using different libraries on the same resource exclude each
 // other. [WithKeyPrefix] changes the key name.
 //
+// # Automatic renewal
+//
+// [Client.Do] runs a function while holding a lock and releases it after;
+// [Lock.KeepAlive] does the same for a lock held already. Both extend the
+// lock before its validity runs low ([WithRenewal]) and cancel the context
+// they hand out, before the validity ends, as soon as the lock can no longer
+// be guaranteed; context.Cause then matches [ErrLockLost]. [WithMaxHold] and
+// [WithMaxRenewals] bound the renewal ([ErrHoldLimit]).
+//
+// # Fencing tokens
+//
+// With [WithFencing] every lock carries a token ([Lock.Token]) strictly
+// greater than that of every lock on the same resource acquired before it
+// started, and unique. A resource that rejects tokens lower than the highest
+// it has accepted (see package fence) cannot be overwritten by a holder that
+// was paused past its lock's validity.
+//
+// The maximum of per-node counters is not monotonic on its own, so a fenced
+// acquisition takes two rounds: the first sets the lock keys and reads each
+// node's counter, the token is one more than the highest counter among the
+// nodes that granted, and the second raises the counters to the token on
+// the nodes that still hold the lock. The token is handed out only when
+// both rounds reach a quorum within the lock's validity. Any later grant's
+// first round meets a node of this grant's second round, so it sees a
+// counter at least this token.
+//
+// Each resource gets one counter key per node, which never expires and
+// never decreases: "{key}:fencing-token", or key + ":fencing-token" when the
+// key has a hash tag, so that it shares the key's cluster hash slot. A key
+// without a hash tag that contains '}' cannot be fenced. Lock keys ending in
+// ":fencing-token" are reserved. A multi-key lock gets one token, greater
+// than the counters of all its resources. Delete the counters of a resource
+// only once nothing will lock it again: tokens would start over at 1.
+// Fencing needs the operational conditions below, so that counters never go
+// back, and a fixed set of nodes.
+//
 // # Operational requirements
 //
 // Redlock's guarantee holds only if a node never forgets a lock before its
