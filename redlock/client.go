@@ -121,10 +121,13 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 // request is a validated set of keys and TTL with everything derived from
 // them.
 type request struct {
-	names       []string // as given by the caller
-	keys        []string // with the key prefix
-	fenced      []string // keys followed by their fencing counters, with WithFencing
-	extra       []string // keys for custom scripts, with WithExtraKeys
+	names  []string // as given by the caller
+	keys   []string // with the key prefix
+	fenced []string // keys followed by their fencing counters, with WithFencing
+	// extra holds the keys for custom scripts, with WithExtraKeys. It is
+	// a pointer to keep request within the size that closures copy
+	// rather than move to the heap.
+	extra       *[]string
 	ttl         time.Duration
 	ttlArg      string // ttl in milliseconds, as sent to the nodes
 	drift       time.Duration
@@ -287,10 +290,10 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, results
 	if len(pending) == 0 {
 		return
 	}
-	release, args := c.cfg.release, []string{value}
-	req, args = c.scriptInput(release, req, args)
+	release := c.cfg.release
+	input, args := c.scriptInput(release, req, []string{value})
 	quorum.FanOut(context.WithoutCancel(ctx), len(pending), req.nodeTimeout, func(ctx context.Context, i int) {
-		c.nodes[pending[i]].Run(ctx, release.script, req.keys, args)
+		c.nodes[pending[i]].Run(ctx, release.script, input.keys, args)
 	})
 }
 

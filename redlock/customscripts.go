@@ -119,8 +119,9 @@ func (c *config) buildScripts() error {
 	return nil
 }
 
-// extraKeysOf returns the extra keys of a lock with the given keys.
-func (c *config) extraKeysOf(keys []string) ([]string, error) {
+// extraKeysOf returns the extra keys of a lock with the given keys, nil
+// without WithExtraKeys.
+func (c *config) extraKeysOf(keys []string) (*[]string, error) {
 	if c.extraKeys == nil {
 		return nil, nil
 	}
@@ -130,7 +131,7 @@ func (c *config) extraKeysOf(keys []string) ([]string, error) {
 			return nil, invalidf("the extra keys function returned an empty key")
 		}
 	}
-	return extra, nil
+	return &extra, nil
 }
 
 // scriptInput returns the request and arguments script s gets: those of
@@ -139,7 +140,9 @@ func (c *Client) scriptInput(s scriptUse, req request, args []string) (request, 
 	if !s.custom {
 		return req, args
 	}
-	req.keys = append(req.keys[:len(req.keys):len(req.keys)], req.extra...)
+	if req.extra != nil {
+		req.keys = append(req.keys[:len(req.keys):len(req.keys)], *req.extra...)
+	}
 	return req, append(args[:len(args):len(args)], c.cfg.extraArgs...)
 }
 
