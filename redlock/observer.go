@@ -95,7 +95,10 @@ type Observer struct {
 	// NodeError is called for every node that failed in a round of
 	// acquire, extend or release requests (the driver's error, a timeout
 	// or an unexpected reply), before the round's own event. A refusal is
-	// not an error: it is counted in the round's Refused.
+	// not an error: it is counted in the round's Refused. The release
+	// that cleans up after a failed attempt is not reported: its outcome
+	// changes nothing for the caller, and keys it misses expire with
+	// their TTL.
 	NodeError func(ctx context.Context, info NodeErrorInfo)
 }
 

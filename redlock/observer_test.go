@@ -225,7 +225,10 @@ func TestObserverExtensionFailure(t *testing.T) {
 func TestObserverLockLostUnderRenewal(t *testing.T) {
 	c := newCluster(t, 3)
 	rec := &recorder{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	// A LockLost callback that panics on the renewal goroutine, where no
+	// caller could recover it, is recovered too.
+	panicky := redlock.Observer{LockLost: func(context.Context, redlock.LockLostInfo) { panic("observer bug") }}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
 	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
 		// Another party removes the lock from every node: the first
 		// renewal finds it gone.

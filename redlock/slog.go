@@ -7,8 +7,8 @@ import (
 
 // logObserver returns an Observer that logs every event to logger, at the
 // levels WithLogger documents. Attribute keys are the same in every
-// record: keys, value, attempt, node, granted, refused, quorum, elapsed,
-// validity, reason, error.
+// record: key (or keys), value, attempt, node, granted, refused, errors,
+// quorum, elapsed, validity, held, reason, error.
 func logObserver(logger *slog.Logger) Observer {
 	return Observer{
 		AttemptStart: func(ctx context.Context, info AttemptStartInfo) {
@@ -82,8 +82,8 @@ func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg st
 	logger.LogAttrs(ctx, level, msg, attrs...)
 }
 
-// keysAttr is the lock's resource name, or its names joined by commas
-// for a lock over several resources.
+// keysAttr is the lock's resource name as "key", or its names as a list
+// under "keys" for a lock over several resources.
 func keysAttr(keys []string) slog.Attr {
 	if len(keys) == 1 {
 		return slog.String("key", keys[0])
