@@ -61,9 +61,9 @@ func WithReleaseScript(f func(defaultSource string) string) Option {
 
 // WithExtraKeys sets a function that returns, for the keys of a lock (with
 // the key prefix), extra Redis keys passed to the custom scripts after the
-// lock keys. It is called once per Lock, Extend, Unlock or Resume call,
-// must return the same keys for the same lock keys, and may return none. On
-// Redis Cluster the extra keys must hash to the lock keys' slot, for
+// lock keys. It is called once per Lock, Extend (each renewal included) or
+// Resume call, must return the same keys for the same lock keys, and may
+// return none; it gets a copy of the lock keys. On Redis Cluster the extra keys must hash to the lock keys' slot, for
 // example "{invoice:42}:owner" beside the lock key "{invoice:42}". Default:
 // no extra keys.
 func WithExtraKeys(f func(lockKeys []string) []string) Option {
