@@ -8,6 +8,7 @@ replace (
 	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
 	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
 	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
+	github.com/locksmith-go/locksmith/otel => ../otel
 )
 
 require (
@@ -32,7 +33,7 @@ require (
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/ebitengine/purego v0.10.1 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -57,9 +58,9 @@ require (
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
-	go.opentelemetry.io/otel v1.44.0 // indirect
-	go.opentelemetry.io/otel/metric v1.44.0 // indirect
-	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
@@ -75,6 +76,10 @@ require (
 	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/otel v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )

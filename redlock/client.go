@@ -121,9 +121,13 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 // request is a validated set of keys and TTL with everything derived from
 // them.
 type request struct {
-	names       []string // as given by the caller
-	keys        []string // with the key prefix
-	fenced      []string // keys followed by their fencing counters, with WithFencing
+	names  []string // as given by the caller
+	keys   []string // with the key prefix
+	fenced []string // keys followed by their fencing counters, with WithFencing
+	// extra holds the keys for custom scripts, with WithExtraKeys. It is
+	// a pointer to keep request within the size that closures copy
+	// rather than move to the heap.
+	extra       *[]string
 	ttl         time.Duration
 	ttlArg      string // ttl in milliseconds, as sent to the nodes
 	drift       time.Duration
@@ -175,10 +179,15 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 			return request{}, err
 		}
 	}
+	extra, err := c.cfg.extraKeysOf(keys)
+	if err != nil {
+		return request{}, err
+	}
 	return request{
 		names:       names,
 		keys:        keys,
 		fenced:      fenced,
+		extra:       extra,
 		ttl:         ttl,
 		ttlArg:      strconv.FormatInt(ttl.Milliseconds(), 10),
 		drift:       drift,
@@ -193,7 +202,7 @@ func checkContext(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, retry RetryStrategy) (*Lock, error) {
+func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, retry RetryStrategy) (l *Lock, err error) {
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -201,12 +210,17 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 	if err != nil {
 		return nil, err
 	}
+	trace := c.cfg.obs.startLock(ctx, req, len(c.nodes))
+	if trace != nil {
+		defer func() { trace.done(l, err) }()
+	}
 	var timer *time.Timer
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 		}
-		l, err := c.attempt(ctx, req)
+		trace.attemptStart(attempt)
+		l, err := c.attempt(ctx, req, trace)
 		if err == nil {
 			return l, nil
 		}
@@ -237,7 +251,7 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 }
 
 // attempt makes one round of acquire requests with a fresh value.
-func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
+func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*Lock, error) {
 	value, err := c.cfg.newValue()
 	if err != nil {
 		return nil, fmt.Errorf("redlock: generating a lock value: %w", err)
@@ -246,14 +260,16 @@ func (c *Client) attempt(ctx context.Context, req request) (*Lock, error) {
 		return nil, fmt.Errorf("redlock: the value generator returned an empty value")
 	}
 	if c.cfg.fencing {
-		return c.attemptFenced(ctx, req, value)
+		return c.attemptFenced(ctx, req, value, trace)
 	}
 	args := []string{value, req.ttlArg}
 	start := time.Now()
-	results := c.round(ctx, scripts.Acquire, req, args)
+	results := c.runScript(ctx, c.cfg.acquire, req, args)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
-	if quorum.Granted(v.granted, len(c.nodes), validity) {
+	granted := quorum.Granted(v.granted, len(c.nodes), validity)
+	trace.attemptDone(start, value, v, validity, granted)
+	if granted {
 		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 	}
 	c.cleanup(ctx, req, value, results)
@@ -274,9 +290,10 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, results
 	if len(pending) == 0 {
 		return
 	}
-	args := []string{value}
+	release := c.cfg.release
+	input, args := c.scriptInput(release, req, []string{value})
 	quorum.FanOut(context.WithoutCancel(ctx), len(pending), req.nodeTimeout, func(ctx context.Context, i int) {
-		c.nodes[pending[i]].Run(ctx, scripts.Release, req.keys, args)
+		c.nodes[pending[i]].Run(ctx, release.script, input.keys, args)
 	})
 }
 

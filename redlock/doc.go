@@ -74,6 +74,53 @@
 // Fencing needs the operational conditions below, so that counters never go
 // back, and a fixed set of nodes.
 //
+// # Observability
+//
+// [WithObserver] sets callbacks for every step of a lock's life (see
+// [Observer] for the events, their order and the rules callbacks follow);
+// [WithLogger] logs the same events with log/slog. The module
+// github.com/locksmith-go/locksmith/otel turns them into OpenTelemetry
+// metrics and spans. Without either, nothing is logged or recorded.
+//
+// # Custom scripts
+//
+// The Lua scripts a Client runs on each node can be replaced, or the
+// defaults wrapped, with [WithAcquireScript], [WithExtendScript] and
+// [WithReleaseScript], and given extra KEYS and ARGV with [WithExtraKeys]
+// and [WithExtraArgs]. A custom script is loaded with SCRIPT LOAD and run
+// with EVALSHA, falling back to EVAL when a node has forgotten it, like the
+// defaults. Each must keep the contract below, on which the lock's safety
+// rests.
+//
+// KEYS holds the lock's keys (one per resource, with the key prefix, in the
+// order given; n of them), followed by the extra keys. ARGV holds the
+// arguments below, followed by the extra arguments. A script left at its
+// default gets neither, since the defaults treat every entry of KEYS as a
+// lock key; a script that wraps a default and takes extra keys must
+// therefore change the default's loops over #KEYS to stop at n.
+//
+//   - acquire: ARGV[1] is the new owner's random value, ARGV[2] the TTL in
+//     milliseconds. It sets every lock key to ARGV[1] with that TTL and
+//     returns 1, or, when any lock key exists, touches no lock key and
+//     returns 0. Any other reply counts as a node error.
+//   - extend: ARGV[1] is the owner's value, ARGV[2] the new TTL in
+//     milliseconds. Only when every lock key still holds ARGV[1] does it
+//     set their TTL and return 1; otherwise it returns 0 and creates no
+//     key: an expired lock stays expired.
+//   - release: ARGV[1] is the owner's value. It deletes each lock key that
+//     still holds ARGV[1], and only those, and returns how many lock keys
+//     it deleted (extra keys are not counted). It may do more, such as
+//     publishing a release notification for clients waiting on the key; a
+//     release script that does not leaves waiting clients to find out by
+//     retrying. It also runs after every failed attempt, on nodes that may
+//     or may not hold the keys.
+//
+// Every script compares the stored value with ARGV[1] before touching a
+// lock key, names every key it touches in KEYS (Redis Cluster requires it,
+// and the extra keys must share the lock keys' hash slot), and never builds
+// a key or a command from ARGV. A custom acquire script cannot be combined
+// with [WithFencing].
+//
 // # Operational requirements
 //
 // Redlock's guarantee holds only if a node never forgets a lock before its

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -138,4 +140,70 @@ func ExampleWithRetryStrategy() {
 	_, err = redlock.New(conns, redlock.WithRetryStrategy(redlock.ConstantBackoff(-time.Second, 0, 3)))
 	fmt.Println(err)
 	// Output: redlock: invalid argument: retry delay -1s is negative
+}
+
+// ownerAcquire is an acquire script that also records who holds the lock
+// in a second key, in the lock key's hash slot, for as long as the TTL.
+// KEYS[1] is the lock key and KEYS[2] the owner key; ARGV[1] the lock
+// value, ARGV[2] the TTL in milliseconds and ARGV[3] the owner's name.
+const ownerAcquire = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`
+
+func ExampleWithAcquireScript() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+
+	client, err := redlock.New(conns,
+		redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
+		// "{invoice:42}" and "{invoice:42}:owner" share a hash slot.
+		redlock.WithExtraKeys(func(keys []string) []string { return []string{keys[0] + ":owner"} }),
+		redlock.WithExtraArgs("billing-worker-7"),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := client.Lock(ctx, "{invoice:42}", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock(ctx)
+	fmt.Println("locked", lock.Key())
+	// Output: locked {invoice:42}
+}
+
+func ExampleWithLogger() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+
+	// Debug shows every step; Warn and above only trouble.
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == "time" || a.Key == "elapsed" || a.Key == "validity" || a.Key == "value" || a.Key == "held" {
+				return slog.Attr{} // vary from run to run
+			}
+			return a
+		},
+	}))
+	client, err := redlock.New(conns, redlock.WithLogger(logger))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := client.Lock(ctx, "invoice:42", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lock.Unlock(ctx)
+	// Output:
+	// level=DEBUG msg="redlock: attempt started" key=invoice:42 attempt=1
+	// level=DEBUG msg="redlock: attempt won the lock" key=invoice:42 granted=3 refused=0 errors=0 quorum=2 attempt=1
+	// level=DEBUG msg="redlock: lock acquired" key=invoice:42 attempts=1
+	// level=DEBUG msg="redlock: lock released" key=invoice:42 granted=3 refused=0 errors=0 quorum=2
 }

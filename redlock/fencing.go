@@ -51,13 +51,14 @@ func fencedKeys(keys []string) ([]string, error) {
 // Phase 2 raises the counters to the token on the nodes that still hold the
 // lock. The token is handed out only when both phases reach a quorum within
 // the validity of phase 1's start.
-func (c *Client) attemptFenced(ctx context.Context, req request, value string) (*Lock, error) {
+func (c *Client) attemptFenced(ctx context.Context, req request, value string, trace *lockTrace) (*Lock, error) {
 	n := len(c.nodes)
 	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
 	start := time.Now()
 	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg})
 	v := countVotes(phase1, isFencedGrant)
 	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(v.granted, n, validity) {
+		trace.attemptDone(start, value, v, validity, false)
 		c.cleanup(ctx, req, value, phase1)
 		return nil, c.failure("lock", req, v, validity)
 	}
@@ -72,7 +73,9 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string) (
 	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)})
 	v = countVotes(phase2, isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
-	if !quorum.Granted(v.granted, n, validity) {
+	granted := quorum.Granted(v.granted, n, validity)
+	trace.attemptDone(start, value, v, validity, granted)
+	if !granted {
 		c.cleanup(ctx, req, value, phase1)
 		return nil, c.failure("lock", req, v, validity)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
-	"github.com/locksmith-go/locksmith/internal/scripts"
 )
 
 // Lock is a lock held on one or more resources. It is valid until
@@ -129,11 +128,12 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) extend(ctx context.Context, req request) error {
 	c := l.client
 	start := time.Now()
-	results := c.round(ctx, scripts.Extend, req, []string{l.value, req.ttlArg})
+	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg})
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
 	newUntil := start.Add(req.ttl - req.drift)
+	c.cfg.obs.extended(ctx, l, req, start, v, validity, granted)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -183,14 +183,17 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	l.unlocking = true
 	l.validUntil = time.Time{}
-	req := l.req
+	req, acquired := l.req, l.acquired
 	l.mu.Unlock()
 
 	c := l.client
-	results := c.round(context.WithoutCancel(ctx), scripts.Release, req, []string{l.value})
+	start := time.Now()
+	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value})
 	wantDeleted := int64(len(req.keys))
 	v := countVotes(results, func(reply any) bool { return reply == wantDeleted })
-	if v.granted < quorum.Size(len(c.nodes)) {
+	confirmed := v.granted >= quorum.Size(len(c.nodes))
+	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed)
+	if !confirmed {
 		return c.failure("unlock", req, v, 0)
 	}
 	l.mu.Lock()

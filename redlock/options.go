@@ -3,6 +3,7 @@ package redlock
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"log/slog"
 	"math"
 	"time"
 )
@@ -60,6 +61,17 @@ type config struct {
 	maxHold       time.Duration // 0: no limit
 	maxRenewals   int           // used when limitRenewals
 	limitRenewals bool
+
+	obs       observers
+	nilLogger bool
+
+	acquire, extend, release scriptUse
+	scriptFuncs              [3]func(string) string // by scriptKind, when scriptSet
+	scriptSet                [3]bool
+	extraKeys                func([]string) []string
+	extraKeysSet             bool
+	extraArgs                []string
+	extraArgsSet             bool
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -76,7 +88,10 @@ func newConfig(opts []Option) (config, error) {
 		}
 		o.apply(&c)
 	}
-	return c, c.validate()
+	if err := c.validate(); err != nil {
+		return config{}, err
+	}
+	return c, c.buildScripts()
 }
 
 func (c *config) validate() error {
@@ -95,6 +110,8 @@ func (c *config) validate() error {
 		return invalidf("loss margin %v is outside (0, renewal point %v)", c.lossMargin, c.renewAt)
 	case c.maxHold < 0:
 		return invalidf("max hold %v is negative", c.maxHold)
+	case c.nilLogger:
+		return invalidf("nil *slog.Logger")
 	case c.maxRenewals < 0:
 		return invalidf("max renewals %d is negative", c.maxRenewals)
 	}
@@ -204,4 +221,29 @@ func WithMaxRenewals(n int) Option {
 // the package documentation, "Fencing tokens".
 func WithFencing() Option {
 	return optionFunc(func(c *config) { c.fencing = true })
+}
+
+// WithObserver adds callbacks called as locks are acquired, extended, lost
+// and released; see Observer for the events and the rules callbacks must
+// follow. It may be given several times: the Observers are called in the
+// order given. Default: none.
+func WithObserver(o Observer) Option {
+	return optionFunc(func(c *config) { c.obs = append(c.obs, o) })
+}
+
+// WithLogger logs the events of Observer to logger: routine successes at
+// Debug, failed attempts, failed extensions, unconfirmed releases and node
+// errors at Warn, a lock given up by renewal at Error; a Lock call that
+// ends without the lock at Info (the key is held elsewhere or the caller
+// gave up) or Warn (the nodes failed). Records carry the keys, the node,
+// the votes, elapsed times and a short prefix of the lock's value. A nil
+// logger is an error. Default: nothing is logged.
+func WithLogger(logger *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if logger == nil {
+			c.nilLogger = true
+			return
+		}
+		c.obs = append(c.obs, logObserver(logger))
+	})
 }

@@ -141,6 +141,18 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 		return false
 	}
 
+	l.mu.Lock()
+	keys := l.req.names
+	l.mu.Unlock()
+	// lost gives the lock up; it is reported only when this cancel is the
+	// one that ended ctx, not when stop or the caller got there first.
+	lost := func(cause error) {
+		cancel(cause)
+		if context.Cause(ctx) == cause {
+			cfg.obs.lockLost(ctx, keys, l.value, cause)
+		}
+	}
+
 	// The loss deadline fires on its own timer so that it is met even
 	// while a renewal round is in flight.
 	var lastErr error
@@ -152,7 +164,7 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 		if lastErr != nil {
 			cause = fmt.Errorf("%w: %w", cause, lastErr)
 		}
-		cancel(cause)
+		lost(cause)
 	})
 	defer lossTimer.Stop()
 
@@ -192,7 +204,7 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 			if errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum {
 				// Too many nodes answered that the lock is gone:
 				// no retry can win it back.
-				cancel(fmt.Errorf("%w: %w", ErrLockLost, err))
+				lost(fmt.Errorf("%w: %w", ErrLockLost, err))
 				return
 			}
 			lastErrMu.Lock()

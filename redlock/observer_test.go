@@ -1,0 +1,321 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/faults"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// recorder is an Observer that writes every event as one line, so tests
+// can compare the whole sequence.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+	values []string // every Value field seen
+}
+
+func (r *recorder) add(value, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf(format, args...))
+	if value != "" {
+		r.values = append(r.values, value)
+	}
+}
+
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "failed"
+}
+
+func roundLine(name string, info redlock.RoundInfo) string {
+	return fmt.Sprintf("%s %s attempt=%d granted=%d refused=%d errors=%d quorum=%d/%d %s",
+		name, strings.Join(info.Keys, ","), info.Attempt, info.Granted, info.Refused, len(info.Errors), info.Quorum, info.Nodes, okWord(info.OK))
+}
+
+func (r *recorder) observer() redlock.Observer {
+	return redlock.Observer{
+		LockStart: func(ctx context.Context, info redlock.LockStartInfo) context.Context {
+			r.add("", "LockStart %s ttl=%v", strings.Join(info.Keys, ","), info.TTL)
+			return ctx
+		},
+		AttemptStart: func(_ context.Context, info redlock.AttemptStartInfo) {
+			r.add("", "AttemptStart %d", info.Attempt)
+		},
+		AttemptDone: func(_ context.Context, info redlock.RoundInfo) {
+			r.add(info.Value, "%s", roundLine("AttemptDone", info))
+		},
+		Acquired: func(_ context.Context, info redlock.AcquiredInfo) {
+			r.add(info.Value, "Acquired %s attempts=%d", strings.Join(info.Keys, ","), info.Attempts)
+		},
+		NotAcquired: func(_ context.Context, info redlock.NotAcquiredInfo) {
+			r.add("", "NotAcquired %s attempts=%d reason=%s", strings.Join(info.Keys, ","), info.Attempts, info.Reason)
+		},
+		Extended: func(_ context.Context, info redlock.RoundInfo) {
+			r.add(info.Value, "%s", roundLine("Extended", info))
+		},
+		ExtendFailed: func(_ context.Context, info redlock.RoundInfo) {
+			r.add(info.Value, "%s", roundLine("ExtendFailed", info))
+		},
+		LockLost: func(_ context.Context, info redlock.LockLostInfo) {
+			r.add(info.Value, "LockLost %s lost=%t", strings.Join(info.Keys, ","), errors.Is(info.Err, redlock.ErrLockLost))
+		},
+		Released: func(_ context.Context, info redlock.RoundInfo) {
+			r.add(info.Value, "%s", roundLine("Released", info))
+		},
+		NodeError: func(_ context.Context, info redlock.NodeErrorInfo) {
+			r.add("", "NodeError %s node=%d attempt=%d injected=%t", info.Op, info.Node, info.Attempt, errors.Is(info.Err, faults.ErrInjected))
+		},
+	}
+}
+
+func wantEvents(t *testing.T, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
+// checkValues fails if an event showed more of the lock value than a short
+// prefix.
+func checkValues(t *testing.T, r *recorder, value string) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.values) == 0 {
+		t.Fatal("no event carried a value prefix")
+	}
+	for _, v := range r.values {
+		prefix, ok := strings.CutSuffix(v, "…")
+		if !ok || len(prefix) > 4 || !strings.HasPrefix(value, prefix) {
+			t.Errorf("event value %q is not a short prefix of the lock value", v)
+		}
+	}
+}
+
+func TestObserverUncontendedLockUnlock(t *testing.T) {
+	c := newCluster(t, 3)
+	rec := &recorder{}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	ctx := context.Background()
+	l := mustLock(t, client, "k", time.Second)
+	if err := l.Extend(ctx, time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=1s",
+		"AttemptStart 1",
+		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Acquired k attempts=1",
+		"Extended k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Released k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
+	})
+	checkValues(t, rec, l.Value())
+}
+
+func TestObserverContentionWithRetries(t *testing.T) {
+	c := newCluster(t, 3)
+	holder := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	rec := &recorder{}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 2)))
+	held := mustLock(t, holder, "k", 10*time.Second)
+	if _, err := client.Lock(context.Background(), "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("Lock of a held key: got %v, want ErrNotAcquired", err)
+	}
+	refused := "AttemptDone k attempt=%d granted=0 refused=3 errors=0 quorum=2/3 failed"
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=1s",
+		"AttemptStart 1", fmt.Sprintf(refused, 1),
+		"AttemptStart 2", fmt.Sprintf(refused, 2),
+		"AttemptStart 3", fmt.Sprintf(refused, 3),
+		"NotAcquired k attempts=3 reason=held",
+	})
+
+	// Once the holder lets go, the next retry wins: here it lets go right
+	// after the first attempt.
+	rec = &recorder{}
+	var once sync.Once
+	release := redlock.Observer{AttemptDone: func(ctx context.Context, _ redlock.RoundInfo) {
+		once.Do(func() { held.Unlock(ctx) })
+	}}
+	client2 := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(release), redlock.WithObserver(rec.observer()),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 5)))
+	l, err := client2.Lock(context.Background(), "k", time.Second)
+	if err != nil {
+		t.Fatalf("Lock after the holder released: %v", err)
+	}
+	defer l.Unlock(context.Background())
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=1s",
+		"AttemptStart 1", fmt.Sprintf(refused, 1),
+		"AttemptStart 2", "AttemptDone k attempt=2 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Acquired k attempts=2",
+	})
+}
+
+func TestObserverMajorityFailing(t *testing.T) {
+	c := newCluster(t, 3)
+	rec := &recorder{}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	c.setFaults(faults.Fail, faults.Pass, faults.Fail)
+	_, err := client.TryLock(context.Background(), "k", time.Second)
+	if !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock with 2 of 3 nodes failing: got %v, want ErrNotAcquired", err)
+	}
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=1s",
+		"AttemptStart 1",
+		"NodeError lock node=0 attempt=1 injected=true",
+		"NodeError lock node=2 attempt=1 injected=true",
+		"AttemptDone k attempt=1 granted=1 refused=0 errors=2 quorum=2/3 failed",
+		"NotAcquired k attempts=1 reason=node_errors",
+	})
+	if n := c.keyCount(); n != 0 {
+		t.Errorf("%d keys left after the failed attempt", n)
+	}
+}
+
+func TestObserverExtensionFailure(t *testing.T) {
+	c := newCluster(t, 3)
+	rec := &recorder{}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	ctx := context.Background()
+	l := mustLock(t, client, "k", 5*time.Second)
+	c.servers[0].Del("k")
+	c.servers[1].Del("k")
+	c.setFaults(faults.Pass, faults.Pass, faults.Fail)
+	if err := l.Extend(ctx, 5*time.Second); !errors.Is(err, redlock.ErrNotHeld) {
+		t.Fatalf("Extend of a lock gone from 2 nodes: got %v, want ErrNotHeld", err)
+	}
+	c.setFaults(faults.Pass, faults.Pass, faults.Pass)
+	if err := l.Unlock(ctx); !errors.Is(err, redlock.ErrNotHeld) {
+		t.Fatalf("Unlock of a lock held on 1 node: got %v, want ErrNotHeld", err)
+	}
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=5s",
+		"AttemptStart 1",
+		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Acquired k attempts=1",
+		"NodeError extend node=2 attempt=0 injected=true",
+		"ExtendFailed k attempt=0 granted=0 refused=2 errors=1 quorum=2/3 failed",
+		"Released k attempt=0 granted=1 refused=2 errors=0 quorum=2/3 failed",
+	})
+}
+
+func TestObserverLockLostUnderRenewal(t *testing.T) {
+	c := newCluster(t, 3)
+	rec := &recorder{}
+	// A LockLost callback that panics on the renewal goroutine, where no
+	// caller could recover it, is recovered too.
+	panicky := redlock.Observer{LockLost: func(context.Context, redlock.LockLostInfo) { panic("observer bug") }}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
+	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
+		// Another party removes the lock from every node: the first
+		// renewal finds it gone.
+		for _, s := range c.servers {
+			s.Del("k")
+		}
+		<-ctx.Done()
+		return nil
+	})
+	if !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("Do: got %v, want ErrLockLost", err)
+	}
+	wantEvents(t, rec.got(), []string{
+		"LockStart k ttl=1s",
+		"AttemptStart 1",
+		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Acquired k attempts=1",
+		"ExtendFailed k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
+		"LockLost k lost=true",
+		"Released k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
+	})
+}
+
+func TestObserverPanicsAreRecovered(t *testing.T) {
+	c := newCluster(t, 3)
+	boom := func() { panic("observer bug") }
+	panicky := redlock.Observer{
+		LockStart:    func(context.Context, redlock.LockStartInfo) context.Context { boom(); return nil },
+		AttemptStart: func(context.Context, redlock.AttemptStartInfo) { boom() },
+		AttemptDone:  func(context.Context, redlock.RoundInfo) { boom() },
+		Acquired:     func(context.Context, redlock.AcquiredInfo) { boom() },
+		NotAcquired:  func(context.Context, redlock.NotAcquiredInfo) { boom() },
+		Extended:     func(context.Context, redlock.RoundInfo) { boom() },
+		ExtendFailed: func(context.Context, redlock.RoundInfo) { boom() },
+		Released:     func(context.Context, redlock.RoundInfo) { boom() },
+		NodeError:    func(context.Context, redlock.NodeErrorInfo) { boom() },
+	}
+	rec := &recorder{}
+	// The recorder comes after the panicking observer: it still sees
+	// every event.
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
+	ctx := context.Background()
+
+	l := mustLock(t, client, "k", 5*time.Second)
+	if got := c.holders(t, "k", l.Value()); got != 3 {
+		t.Fatalf("lock held on %d nodes, want 3", got)
+	}
+	if err := l.Extend(ctx, 5*time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	// A failed attempt whose callbacks panic still releases what it set.
+	c.setFaults(faults.Fail, faults.Fail)
+	if _, err := client.TryLock(ctx, "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock with 2 of 3 nodes failing: got %v", err)
+	}
+	if n := c.keyCount(); n != 0 {
+		t.Errorf("%d keys left after a failed attempt with panicking callbacks", n)
+	}
+	if got := len(rec.got()); got != 12 {
+		t.Errorf("the observer after the panicking one saw %d events, want 12: %q", got, rec.got())
+	}
+}
+
+func TestObserverContextFlowsFromLockStart(t *testing.T) {
+	type ctxKey struct{}
+	c := newCluster(t, 3)
+	var mu sync.Mutex
+	var seen []any
+	see := func(ctx context.Context) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, ctx.Value(ctxKey{}))
+	}
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(redlock.Observer{
+		LockStart: func(ctx context.Context, _ redlock.LockStartInfo) context.Context {
+			return context.WithValue(ctx, ctxKey{}, "span")
+		},
+		AttemptStart: func(ctx context.Context, _ redlock.AttemptStartInfo) { see(ctx) },
+		AttemptDone:  func(ctx context.Context, _ redlock.RoundInfo) { see(ctx) },
+		Acquired:     func(ctx context.Context, _ redlock.AcquiredInfo) { see(ctx) },
+	}))
+	l := mustLock(t, client, "k", time.Second)
+	defer l.Unlock(context.Background())
+	if want := []any{"span", "span", "span"}; !slices.Equal(seen, want) {
+		t.Errorf("context values seen by the callbacks: got %v, want %v", seen, want)
+	}
+}

@@ -1,0 +1,92 @@
+package redlock
+
+import (
+	"context"
+	"log/slog"
+)
+
+// logObserver returns an Observer that logs every event to logger, at the
+// levels WithLogger documents. Attribute keys are the same in every
+// record: key (or keys), value, attempt, node, granted, refused, errors,
+// quorum, elapsed, validity, held, reason, error.
+func logObserver(logger *slog.Logger) Observer {
+	return Observer{
+		AttemptStart: func(ctx context.Context, info AttemptStartInfo) {
+			logger.LogAttrs(ctx, slog.LevelDebug, "redlock: attempt started",
+				keysAttr(info.Keys), slog.Int("attempt", info.Attempt))
+		},
+		AttemptDone: func(ctx context.Context, info RoundInfo) {
+			level, msg := slog.LevelDebug, "redlock: attempt won the lock"
+			if !info.OK {
+				level, msg = slog.LevelWarn, "redlock: attempt failed"
+			}
+			logRound(ctx, logger, level, msg, info)
+		},
+		Acquired: func(ctx context.Context, info AcquiredInfo) {
+			logger.LogAttrs(ctx, slog.LevelDebug, "redlock: lock acquired",
+				keysAttr(info.Keys), slog.String("value", info.Value),
+				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed))
+		},
+		NotAcquired: func(ctx context.Context, info NotAcquiredInfo) {
+			level := slog.LevelWarn
+			if info.Reason == ReasonHeld || info.Reason == ReasonCanceled {
+				level = slog.LevelInfo
+			}
+			logger.LogAttrs(ctx, level, "redlock: lock not acquired",
+				keysAttr(info.Keys), slog.String("reason", string(info.Reason)),
+				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed),
+				slog.Any("error", info.Err))
+		},
+		Extended: func(ctx context.Context, info RoundInfo) {
+			logRound(ctx, logger, slog.LevelDebug, "redlock: lock extended", info)
+		},
+		ExtendFailed: func(ctx context.Context, info RoundInfo) {
+			logRound(ctx, logger, slog.LevelWarn, "redlock: extension failed", info)
+		},
+		LockLost: func(ctx context.Context, info LockLostInfo) {
+			logger.LogAttrs(ctx, slog.LevelError, "redlock: lock lost",
+				keysAttr(info.Keys), slog.String("value", info.Value), slog.Any("error", info.Err))
+		},
+		Released: func(ctx context.Context, info RoundInfo) {
+			level, msg := slog.LevelDebug, "redlock: lock released"
+			if !info.OK {
+				level, msg = slog.LevelWarn, "redlock: release not confirmed"
+			}
+			logRound(ctx, logger, level, msg, info, slog.Duration("held", info.Held))
+		},
+		NodeError: func(ctx context.Context, info NodeErrorInfo) {
+			logger.LogAttrs(ctx, slog.LevelWarn, "redlock: node error",
+				slog.String("op", info.Op), keysAttr(info.Keys), slog.Int("node", info.Node),
+				slog.Any("error", info.Err))
+		},
+	}
+}
+
+// logRound logs a round with its votes and timings.
+func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, info RoundInfo, extra ...slog.Attr) {
+	if !logger.Enabled(ctx, level) {
+		return
+	}
+	attrs := append([]slog.Attr{
+		keysAttr(info.Keys), slog.String("value", info.Value),
+		slog.Int("granted", info.Granted), slog.Int("refused", info.Refused),
+		slog.Int("errors", len(info.Errors)), slog.Int("quorum", info.Quorum),
+		slog.Duration("elapsed", info.Elapsed),
+	}, extra...)
+	if info.Attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", info.Attempt))
+	}
+	if info.Op != OpUnlock {
+		attrs = append(attrs, slog.Duration("validity", info.Validity))
+	}
+	logger.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// keysAttr is the lock's resource name as "key", or its names as a list
+// under "keys" for a lock over several resources.
+func keysAttr(keys []string) slog.Attr {
+	if len(keys) == 1 {
+		return slog.String("key", keys[0])
+	}
+	return slog.Any("keys", keys)
+}
