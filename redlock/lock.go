@@ -34,7 +34,7 @@ func (l *Lock) Key() string {
 	if l == nil {
 		return ""
 	}
-	return l.req.names[0]
+	return l.names()[0]
 }
 
 // Keys returns the resource names the lock holds, in the order given.
@@ -42,7 +42,16 @@ func (l *Lock) Keys() []string {
 	if l == nil {
 		return nil
 	}
-	return append([]string(nil), l.req.names...)
+	return append([]string(nil), l.names()...)
+}
+
+// names returns the lock's resource names. Extend replaces l.req while
+// other goroutines may read the names, so the read takes l.mu; the slice
+// itself is never modified.
+func (l *Lock) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.req.names
 }
 
 // Value returns the random value stored in the lock's keys. It proves
@@ -107,7 +116,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
-	req, err := l.client.newRequest(l.req.names, ttl)
+	req, err := l.client.newRequest(l.names(), ttl)
 	if err != nil {
 		return err
 	}

@@ -522,3 +522,38 @@ func TestValueGenerator(t *testing.T) {
 		t.Error("Lock with an empty generated value succeeded")
 	}
 }
+
+// TestAccessorsDuringExtend reads a lock's keys while Extend replaces its
+// request: under -race, any unguarded read of the shared state fails.
+func TestAccessorsDuringExtend(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t)
+	ctx := context.Background()
+	l := mustLock(t, client, "k", time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			if err := l.Extend(ctx, time.Minute); err != nil {
+				t.Errorf("Extend: %v", err)
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if err := l.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		if got := l.Key(); got != "k" {
+			t.Fatalf("Key() = %q, want %q", got, "k")
+		}
+		if got := l.Keys(); len(got) != 1 || got[0] != "k" {
+			t.Fatalf("Keys() = %q, want [k]", got)
+		}
+	}
+}

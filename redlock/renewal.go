@@ -141,9 +141,7 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 		return false
 	}
 
-	l.mu.Lock()
-	keys := l.req.names
-	l.mu.Unlock()
+	keys := l.names()
 	// lost gives the lock up; it is reported only when this cancel is the
 	// one that ended ctx, not when stop or the caller got there first.
 	lost := func(cause error) {
