@@ -67,6 +67,7 @@ var (
 // one with [New].
 type Conn struct {
 	client redis.Scripter
+	hub    *adapt.Hub // the pub/sub connection of Subscribe
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -85,7 +86,9 @@ func New(client redis.Scripter) *Conn {
 	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil
 	}
-	return &Conn{client: client}
+	c := &Conn{client: client}
+	c.hub = adapt.NewHub(c.dialPubSub)
+	return c
 }
 
 // Eval runs script with EVAL. See [driver.Conn].
