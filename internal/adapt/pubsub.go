@@ -196,7 +196,11 @@ func (h *Hub) run() {
 				h.conn, h.stop = nil, nil
 			}
 			h.mu.Unlock()
+			// A Subscribe or Unsubscribe that took conn before it
+			// was cleared may still be writing to it.
+			h.writeMu.Lock()
 			conn.Close()
+			h.writeMu.Unlock()
 			continue
 		}
 		time.Sleep(delay)
@@ -237,7 +241,9 @@ func (h *Hub) connect() (PubSub, error) {
 		h.mu.Lock()
 		h.conn = nil
 		h.mu.Unlock()
+		h.writeMu.Lock()
 		conn.Close()
+		h.writeMu.Unlock()
 		return nil, err
 	}
 	return conn, nil
