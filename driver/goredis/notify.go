@@ -6,11 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/adapt"
 )
-
-var _ driver.Notifier = (*Conn)(nil)
 
 // subscriber is what a go-redis client needs to open a pub/sub connection:
 // *redis.Client, *redis.ClusterClient, *redis.Ring and redis.UniversalClient

@@ -5,11 +5,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/adapt"
 )
-
-var _ driver.Notifier = (*Conn)(nil)
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
 // share one connection taken from the pool and used as a redis.PubSubConn;

@@ -54,6 +54,7 @@ import (
 var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
+	_ driver.Notifier   = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts on connections from a redigo

@@ -5,11 +5,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/adapt"
 )
-
-var _ driver.Notifier = (*Conn)(nil)
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
 // share one dedicated connection of the client (Client.Dedicate) with

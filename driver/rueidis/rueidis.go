@@ -61,6 +61,7 @@ import (
 var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
+	_ driver.Notifier   = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
