@@ -11,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 	"github.com/locksmith-go/locksmith/redlock"
@@ -49,29 +50,12 @@ func countingValues(calls *atomic.Int64) redlock.Option {
 	})
 }
 
-// replyCounter is a Notifier that counts the script replies it has
-// returned, so a test can tell when an attempt is over on every node.
-type replyCounter struct {
-	*resp.Notifier
-	replies *atomic.Int64
-}
-
-func (c replyCounter) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	defer c.replies.Add(1)
-	return c.Notifier.Eval(ctx, script, keys, args)
-}
-
-func (c replyCounter) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	defer c.replies.Add(1)
-	return c.Notifier.EvalSha(ctx, sha1, keys, args)
-}
-
 // countReplies wraps conns, which must be *resp.Notifiers, to count the
 // script replies they return.
 func countReplies(conns []driver.Conn, replies *atomic.Int64) []driver.Conn {
 	out := make([]driver.Conn, len(conns))
 	for i, c := range conns {
-		out[i] = replyCounter{c.(*resp.Notifier), replies}
+		out[i] = faults.CountReplies(c.(*resp.Notifier), replies)
 	}
 	return out
 }
