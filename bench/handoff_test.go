@@ -109,14 +109,12 @@ func newRedislockWaiting(tb testing.TB, addrs []string) contender {
 }
 
 func (c redislockWaiting) hold(ctx context.Context, key string, wait bool, fn func()) error {
-	opts := c.opts
 	if !wait {
-		opts = nil // one attempt
+		return redislockContender{c.client}.hold(ctx, key, false, fn)
 	}
-	lock, err := c.client.Obtain(ctx, key, ttl, opts)
-	if errors.Is(err, redislock.ErrNotObtained) {
-		return fmt.Errorf("%w: %w", errNotAcquired, err)
-	}
+	// With a linear backoff Obtain retries until it has the lock or ctx
+	// ends, so any error is a failure.
+	lock, err := c.client.Obtain(ctx, key, ttl, c.opts)
 	if err != nil {
 		return err
 	}
