@@ -39,10 +39,11 @@ type Notifier interface {
 	//
 	// Subscribe returns once the server has confirmed the subscription,
 	// so a message published after Subscribe returns reaches deliver
-	// unless it is lost as the package documentation allows. When ctx
-	// ends first, or the subscription fails, it returns an error (one that
-	// matches ctx.Err() when ctx caused it), delivers nothing and leaves
-	// nothing to cancel.
+	// unless it is lost as the package documentation allows; one
+	// published earlier may arrive too. When ctx ends first, or the
+	// subscription fails, it returns an error (one that matches ctx.Err()
+	// when ctx caused it), does not call deliver after returning and
+	// leaves nothing to cancel.
 	//
 	// deliver is called from a goroutine of the Notifier, one message at
 	// a time per subscription; it must return quickly and must not call
