@@ -68,6 +68,11 @@ func (p pubSub) Receive(ctx context.Context, hub *adapt.Hub) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		var refusal redis.Error
+		if errors.As(err, &refusal) {
+			hub.Refused(err) // an error reply: the connection is fine
+			continue
+		}
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,8 @@ func (p pubSub) Receive(ctx context.Context, hub *adapt.Hub) error {
 			}
 		case redis.Message:
 			hub.Message(msg.Channel, string(msg.Data))
+		case redis.Error:
+			hub.Refused(msg) // an error reply: the connection is fine
 		case error:
 			if ctx.Err() != nil {
 				return nil

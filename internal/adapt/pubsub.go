@@ -16,9 +16,9 @@ type PubSub interface {
 	// Unsubscribe sends UNSUBSCRIBE for the channels.
 	Unsubscribe(ctx context.Context, channels ...string) error
 	// Receive reads from the connection and reports to hub every message
-	// ([Hub.Message]) and subscription confirmation ([Hub.Confirmed])
-	// until ctx ends, when it returns nil, or the connection fails, when
-	// it returns the error.
+	// ([Hub.Message]), subscription confirmation ([Hub.Confirmed]) and
+	// error reply ([Hub.Refused]) until ctx ends, when it returns nil, or
+	// the connection fails, when it returns the error.
 	Receive(ctx context.Context, hub *Hub) error
 	// Close releases the connection. The Hub calls it after Receive has
 	// returned.
@@ -60,7 +60,8 @@ type Hub struct {
 
 type channel struct {
 	subscribers map[*subscriber]struct{}
-	confirmed   chan struct{} // closed when the server confirmed it
+	confirmed   chan struct{} // closed when the server confirmed or refused it
+	refused     error         // the server's refusal, set before confirmed is closed
 }
 
 type subscriber struct {
@@ -108,6 +109,13 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 	}
 	select {
 	case <-ch.confirmed:
+		h.mu.RLock()
+		err := ch.refused
+		h.mu.RUnlock()
+		if err != nil {
+			cancel()
+			return nil, err
+		}
 		return cancel, nil
 	case <-ctx.Done():
 		cancel()
@@ -166,6 +174,23 @@ func (h *Hub) Confirmed(name string) {
 		select {
 		case <-ch.confirmed:
 		default:
+			close(ch.confirmed)
+		}
+	}
+}
+
+// Refused records an error reply on the connection, such as an ACL's
+// NOPERM. Such a reply names no channel, so every subscription still
+// waiting for its confirmation fails with err, at once rather than at the
+// end of its ctx.
+func (h *Hub) Refused(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.channels {
+		select {
+		case <-ch.confirmed:
+		default:
+			ch.refused = err
 			close(ch.confirmed)
 		}
 	}
@@ -238,6 +263,7 @@ func (h *Hub) connect() (PubSub, error) {
 		h.writeMu.Unlock()
 	}
 	if err != nil {
+		h.Refused(err)
 		h.mu.Lock()
 		h.conn = nil
 		h.mu.Unlock()

@@ -66,6 +66,10 @@ func (w *wire) Receive(ctx context.Context, hub *adapt.Hub) error {
 	defer stop()
 	for {
 		reply, err := w.read()
+		if isReply(err) {
+			hub.Refused(err)
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

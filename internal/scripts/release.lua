@@ -31,7 +31,9 @@ local deleted = 0
 for i = 1, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', channel(KEYS[i]), string.sub(ARGV[1], -8))
+    -- pcall: a user whose ACL denies PUBLISH on the channel still
+    -- releases; waiters then poll.
+    redis.pcall('PUBLISH', channel(KEYS[i]), string.sub(ARGV[1], -8))
     deleted = deleted + 1
   end
 end
