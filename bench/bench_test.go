@@ -2,14 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // nodeCounts are the cluster sizes every benchmark runs on.
@@ -123,100 +120,4 @@ func lockUnlockParallel(b *testing.B, c contender, prefix string) {
 			}
 		}
 	})
-}
-
-// handoffGoroutines is how many goroutines compete for the one key of
-// BenchmarkHandoff.
-const handoffGoroutines = 8
-
-// handoffHold is how long each owner keeps the lock in BenchmarkHandoff:
-// long enough that the previous owner's next attempt, made as soon as the
-// lock has changed hands, finds it taken, so every waiter is in its retry
-// loop when the lock is released.
-const handoffHold = time.Millisecond
-
-// BenchmarkHandoff times how long the lock on one key takes to pass to
-// another goroutine: 8 goroutines take turns at it, waiting with the
-// library's default retry settings, and no goroutine tries again before
-// another one has had the lock. One op is one acquisition, so ns/op is the
-// time from one acquisition to the next, the hold time included.
-func BenchmarkHandoff(b *testing.B) {
-	for _, n := range nodeCounts {
-		for _, spec := range contenders {
-			if !spec.waits || spec.name != "locksmith" && spec.name != "redsync" {
-				continue
-			}
-			name := fmt.Sprintf("nodes=%d/lib=%s", n, spec.name)
-			b.Run(name, func(b *testing.B) {
-				c := spec.new(b, addrs[:n])
-				prefix := "bench:" + name
-				warmUp(b, c, prefix, handoffGoroutines)
-				handoff(b, c, prefix+":key")
-			})
-		}
-	}
-}
-
-func handoff(b *testing.B, c contender, key string) {
-	ctx := context.Background()
-	var (
-		mu        sync.Mutex
-		changed   = sync.NewCond(&mu)
-		owners    int // acquisitions so far, under mu
-		remaining atomic.Int64
-		failed    atomic.Bool
-	)
-	remaining.Store(int64(b.N))
-	wake := func() {
-		mu.Lock()
-		changed.Broadcast()
-		mu.Unlock()
-	}
-
-	b.ReportAllocs()
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range handoffGoroutines {
-		wg.Go(func() {
-			turn := 0 // the acquisition that was this goroutine's last
-			held := func() {
-				mu.Lock()
-				owners++
-				turn = owners
-				changed.Broadcast()
-				mu.Unlock()
-				time.Sleep(handoffHold)
-			}
-			for !failed.Load() {
-				left := remaining.Add(-1)
-				if left <= 0 {
-					wake() // the last acquisition is taken: waiters may go
-				}
-				if left < 0 {
-					return
-				}
-				err := c.hold(ctx, key, true, held)
-				if err != nil {
-					if errors.Is(err, errNotAcquired) {
-						err = fmt.Errorf("gave up waiting, as the default retry settings allow: %w", err)
-					}
-					b.Error(err)
-					failed.Store(true)
-					wake()
-					return
-				}
-				// Let another goroutine have the lock before trying again.
-				mu.Lock()
-				for owners == turn && remaining.Load() > 0 && !failed.Load() {
-					changed.Wait()
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	if elapsed := b.Elapsed(); elapsed > 0 {
-		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "handoffs/s")
-	}
 }

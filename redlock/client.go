@@ -20,6 +20,7 @@ import (
 type Client struct {
 	nodes []*scripts.Node
 	cfg   config
+	waits releaseWaits
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -214,7 +215,8 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 	if trace != nil {
 		defer func() { trace.done(l, err) }()
 	}
-	var timer *time.Timer
+	var w *waiter // made at the first wait
+	defer func() { w.leave() }()
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
@@ -236,15 +238,10 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 		if !ok {
 			return nil, qe
 		}
-		if timer == nil {
-			timer = time.NewTimer(delay)
-			defer timer.Stop()
-		} else {
-			timer.Reset(delay)
+		if w == nil {
+			w = &waiter{client: c}
 		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
+		if !w.wait(ctx, req, delay) {
 			return nil, fmt.Errorf("%w: %w", qe, ctx.Err())
 		}
 	}

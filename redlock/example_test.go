@@ -27,11 +27,11 @@ func exampleNodes(n int) (conns []driver.Conn, stop func()) {
 			log.Fatal(err)
 		}
 		servers = append(servers, s)
-		conns = append(conns, resp.Dial(s.Addr()))
+		conns = append(conns, resp.DialNotifier(s.Addr()))
 	}
 	return conns, func() {
 		for i, s := range servers {
-			conns[i].(*resp.Conn).Close()
+			conns[i].(*resp.Notifier).Close()
 			s.Close()
 		}
 	}

@@ -56,6 +56,8 @@ type config struct {
 	keyPrefix      string
 	fencing        bool
 
+	noNotifications bool // WithReleaseNotifications(false)
+
 	renewAt       float64       // share of the TTL left when renewal starts
 	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost
 	maxHold       time.Duration // 0: no limit

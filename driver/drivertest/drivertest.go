@@ -38,10 +38,28 @@
 //   - Concurrency: one Conn used from 16 goroutines gives every caller its
 //     own correct reply. Run the suite with -race to check for data races.
 //
+// The rules of the optional [driver.Notifier] run only when the Conn
+// implements it, and are skipped otherwise:
+//
+//   - Notify: a message published by a script after Subscribe returned
+//     reaches the subscriber with its payload unchanged, in order.
+//   - NotifyShared: three subscribers on each of two channels of one
+//     Notifier each get every message of their channel and nothing else.
+//   - NotifyCancel: a cancelled subscription gets nothing more while the
+//     others go on; cancel may be called twice; after every subscription
+//     ended, a new one works.
+//   - NotifyContextDone: Subscribe with a cancelled ctx returns an error
+//     matching ctx.Err() and delivers nothing.
+//
+// These rules cannot see goroutines: an adapter should also check, for
+// example with go.uber.org/goleak, that ending every subscription ends the
+// goroutines its Notifier started.
+//
 // # Server use
 //
 // The rules use only EVAL, EVALSHA and SCRIPT LOAD through the Conn under
-// test. Every key they touch starts with a random prefix in a hash tag, so
+// test, and SUBSCRIBE through a Notifier; messages are published with
+// PUBLISH from a script. Every key they touch starts with a random prefix in a hash tag, so
 // several suites can share one server or cluster, and each test deletes its
 // keys when it ends. Keys that one script uses together share their hash tag,
 // so they are in one Redis Cluster slot. Scripts loaded with ScriptLoad stay
@@ -81,6 +99,10 @@ var rules = []rule{
 	{"ContextDoneBeforeCall", testContextDoneBeforeCall},
 	{"ContextDoneDuringCall", testContextDoneDuringCall},
 	{"Concurrency", testConcurrency},
+	{"Notify", testNotify},
+	{"NotifyShared", testNotifyShared},
+	{"NotifyCancel", testNotifyCancel},
+	{"NotifyContextDone", testNotifyContextDone},
 }
 
 // An Option changes how [Run] checks a Conn.

@@ -61,12 +61,14 @@ import (
 var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
+	_ driver.Notifier   = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a go-redis client. Create
 // one with [New].
 type Conn struct {
 	client redis.Scripter
+	hub    *adapt.Hub // the pub/sub connection of Subscribe
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -85,7 +87,9 @@ func New(client redis.Scripter) *Conn {
 	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil
 	}
-	return &Conn{client: client}
+	c := &Conn{client: client}
+	c.hub = adapt.NewHub(c.dialPubSub)
+	return c
 }
 
 // Eval runs script with EVAL. See [driver.Conn].

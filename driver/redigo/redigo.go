@@ -54,12 +54,14 @@ import (
 var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
+	_ driver.Notifier   = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts on connections from a redigo
 // pool. Create one with [New].
 type Conn struct {
 	pool *redis.Pool
+	hub  *adapt.Hub // the pub/sub connection of Subscribe
 }
 
 // New returns a Conn that takes a connection from pool for each call and
@@ -71,7 +73,9 @@ func New(pool *redis.Pool) *Conn {
 	if pool == nil {
 		return nil
 	}
-	return &Conn{pool: pool}
+	c := &Conn{pool: pool}
+	c.hub = adapt.NewHub(c.dialPubSub)
+	return c
 }
 
 // Eval runs script with EVAL. See [driver.Conn].

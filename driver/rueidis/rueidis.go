@@ -61,12 +61,14 @@ import (
 var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
+	_ driver.Notifier   = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
 // one with [New].
 type Conn struct {
 	client rueidis.Client
+	hub    *adapt.Hub // the pub/sub connection of Subscribe
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -78,7 +80,9 @@ func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	return &Conn{client: client}
+	c := &Conn{client: client}
+	c.hub = adapt.NewHub(c.dialPubSub)
+	return c
 }
 
 // Eval runs script with EVAL. See [driver.Conn].

@@ -138,13 +138,17 @@ func (c *Conn) get(ctx context.Context) (*wire, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wire{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}, nil
+	return newWire(nc), nil
 }
 
 func (c *Conn) put(w *wire) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.idle = append(c.idle, w)
+}
+
+func newWire(nc net.Conn) *wire {
+	return &wire{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}
 }
 
 type wire struct {

@@ -1,0 +1,204 @@
+package drivertest
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// deliveryWait bounds the wait for a published message, so that a
+// Notifier that loses every message fails the rule instead of hanging it.
+// A passing Notifier delivers in about one round trip.
+const deliveryWait = 10 * time.Second
+
+// publishScript publishes ARGV[2] on channel ARGV[1], as locksmith's release
+// script does, and returns how many subscribers the server reached.
+const publishScript = `return redis.call('PUBLISH', ARGV[1], ARGV[2])`
+
+// notifier returns the Conn as a driver.Notifier, skipping the rule when it
+// is not one.
+func notifier(t *testing.T, newConn func(t *testing.T) driver.Conn) driver.Notifier {
+	t.Helper()
+	n, ok := newConn(t).(driver.Notifier)
+	if !ok {
+		t.Skip("the Conn does not implement driver.Notifier")
+	}
+	return n
+}
+
+// newChannel returns a channel name no other test uses, in a hash tag.
+func newChannel(name string) string {
+	return "{locksmith-drivertest-" + rand.Text() + "}:" + name
+}
+
+// inbox collects what one subscription delivers.
+type inbox struct {
+	mu       sync.Mutex
+	payloads []string
+	arrived  chan struct{} // receives a token per delivery
+}
+
+func newInbox() *inbox { return &inbox{arrived: make(chan struct{}, 64)} }
+
+func (in *inbox) deliver(payload string) {
+	in.mu.Lock()
+	in.payloads = append(in.payloads, payload)
+	in.mu.Unlock()
+	select {
+	case in.arrived <- struct{}{}:
+	default:
+	}
+}
+
+func (in *inbox) got() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]string(nil), in.payloads...)
+}
+
+// await waits for n deliveries in all.
+func (in *inbox) await(t *testing.T, what string, n int) {
+	t.Helper()
+	timeout := time.After(deliveryWait)
+	for len(in.got()) < n {
+		select {
+		case <-in.arrived:
+		case <-timeout:
+			t.Fatalf("%s: %d of %d messages delivered after %v; got %q", what, len(in.got()), n, deliveryWait, in.got())
+		}
+	}
+}
+
+func subscribe(t *testing.T, n driver.Notifier, channel string, in *inbox) func() {
+	t.Helper()
+	cancel, err := n.Subscribe(t.Context(), channel, in.deliver)
+	if err != nil {
+		t.Fatalf("Subscribe(%q) error: %v", channel, err)
+	}
+	t.Cleanup(cancel)
+	return cancel
+}
+
+func publish(t *testing.T, conn driver.Conn, channel, payload string) {
+	t.Helper()
+	if _, err := conn.Eval(t.Context(), publishScript, nil, []string{channel, payload}); err != nil {
+		t.Fatalf("publishing on %q: %v", channel, err)
+	}
+}
+
+func checkPayloads(t *testing.T, who string, got, want []string) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) != len(want) {
+		t.Errorf("%s got %q, want %q", who, got, want)
+	}
+}
+
+// testNotify checks that a message published by a script after Subscribe
+// returned reaches the subscriber with its payload unchanged, and that
+// messages on one channel arrive in the order they were published.
+func testNotify(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	n := notifier(t, newConn)
+	channel := newChannel("notify")
+	in := newInbox()
+	subscribe(t, n, channel, in)
+	want := []string{"first", "", "bytes \x00\xff", "last"}
+	for _, p := range want {
+		publish(t, n, channel, p)
+	}
+	in.await(t, "subscriber", len(want))
+	checkPayloads(t, "subscriber", in.got(), want)
+}
+
+// testNotifyShared checks that several subscribers share one Notifier:
+// each subscriber of a channel gets every message of that channel and none
+// of another channel's.
+func testNotifyShared(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	n := notifier(t, newConn)
+	channels := []string{newChannel("a"), newChannel("b")}
+	const perChannel = 3
+	inboxes := make([][]*inbox, len(channels))
+	for c, channel := range channels {
+		for range perChannel {
+			in := newInbox()
+			subscribe(t, n, channel, in)
+			inboxes[c] = append(inboxes[c], in)
+		}
+	}
+	for c, channel := range channels {
+		publish(t, n, channel, fmt.Sprintf("for channel %d", c))
+	}
+	for c := range channels {
+		for s, in := range inboxes[c] {
+			who := fmt.Sprintf("subscriber %d of channel %d", s, c)
+			in.await(t, who, 1)
+			checkPayloads(t, who, in.got(), []string{fmt.Sprintf("for channel %d", c)})
+		}
+	}
+}
+
+// testNotifyCancel checks that a cancelled subscription delivers nothing
+// more, while other subscriptions of the same Notifier, to the same and to
+// other channels, go on. A message published later on a channel still
+// subscribed marks the point by which the cancelled subscription would
+// have received its message.
+func testNotifyCancel(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	n := notifier(t, newConn)
+	same, other := newChannel("same"), newChannel("other")
+	cancelled, sameKept, otherKept := newInbox(), newInbox(), newInbox()
+	cancel := subscribe(t, n, same, cancelled)
+	cancelSame := subscribe(t, n, same, sameKept)
+	cancelOther := subscribe(t, n, other, otherKept)
+
+	publish(t, n, same, "before")
+	cancelled.await(t, "subscriber to be cancelled", 1)
+	cancel()
+	cancel() // a second call is harmless
+	publish(t, n, same, "after")
+	publish(t, n, other, "marker")
+	sameKept.await(t, "remaining subscriber of the channel", 2)
+	otherKept.await(t, "subscriber of the other channel", 1)
+	checkPayloads(t, "cancelled subscriber", cancelled.got(), []string{"before"})
+	checkPayloads(t, "remaining subscriber", sameKept.got(), []string{"before", "after"})
+	checkPayloads(t, "subscriber of the other channel", otherKept.got(), []string{"marker"})
+
+	// With every subscription ended the Notifier may close its
+	// connection; a new subscription works all the same.
+	cancelSame()
+	cancelOther()
+	again := newInbox()
+	subscribe(t, n, same, again)
+	publish(t, n, same, "again")
+	again.await(t, "new subscriber", 1)
+	checkPayloads(t, "new subscriber", again.got(), []string{"again"})
+	checkPayloads(t, "ended subscriber", sameKept.got(), []string{"before", "after"})
+}
+
+// testNotifyContextDone checks that Subscribe with a ctx that is already
+// done returns an error matching ctx.Err() and delivers nothing.
+func testNotifyContextDone(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+	n := notifier(t, newConn)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	channel := newChannel("done")
+	in := newInbox()
+	stop, err := n.Subscribe(ctx, channel, in.deliver)
+	if !errors.Is(err, context.Canceled) {
+		if stop != nil {
+			stop()
+		}
+		t.Fatalf("Subscribe with a cancelled ctx = %v, want an error matching context.Canceled", err)
+	}
+	// A live subscription to the same channel then gets the messages,
+	// and the failed one none.
+	live := newInbox()
+	subscribe(t, n, channel, live)
+	publish(t, n, channel, "x")
+	live.await(t, "live subscriber", 1)
+	checkPayloads(t, "subscriber with a cancelled ctx", in.got(), nil)
+}

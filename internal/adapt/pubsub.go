@@ -1,0 +1,276 @@
+package adapt
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// A PubSub is one pub/sub connection of a client, as a [Hub] drives it.
+// The Hub never calls Subscribe and Unsubscribe concurrently with each
+// other, but calls them while Receive runs in another goroutine.
+type PubSub interface {
+	// Subscribe sends SUBSCRIBE for the channels. It need not wait for
+	// the server's confirmations: Receive reports them.
+	Subscribe(ctx context.Context, channels ...string) error
+	// Unsubscribe sends UNSUBSCRIBE for the channels.
+	Unsubscribe(ctx context.Context, channels ...string) error
+	// Receive reads from the connection and reports to hub every message
+	// ([Hub.Message]), subscription confirmation ([Hub.Confirmed]) and
+	// error reply ([Hub.Refused]) until ctx ends, when it returns nil, or
+	// the connection fails, when it returns the error.
+	Receive(ctx context.Context, hub *Hub) error
+	// Close releases the connection. The Hub calls it after Receive has
+	// returned.
+	Close()
+}
+
+// Reconnection delays of a Hub whose connection failed: the first retry
+// comes after minRedial, each later one after twice the previous delay, up
+// to maxRedial. The cap is short so that a Hub left without subscribers
+// while it waits ends its goroutine soon.
+const (
+	minRedial = 10 * time.Millisecond
+	maxRedial = 500 * time.Millisecond
+	// dialTimeout bounds one attempt to open a connection and subscribe.
+	dialTimeout = 5 * time.Second
+)
+
+// A Hub shares one pub/sub connection among any number of subscribers to
+// any number of channels, as driver.Notifier asks. The connection and the
+// goroutine that reads from it exist only while some channel has a
+// subscriber. When the connection fails, the Hub opens another and
+// subscribes again to every channel; messages published in between are
+// lost, which driver.Notifier allows.
+type Hub struct {
+	dial func(ctx context.Context) (PubSub, error)
+
+	// writeMu serializes the commands sent on the connection.
+	writeMu sync.Mutex
+
+	// mu guards the fields below. Message holds it for reading while it
+	// calls subscribers, so that a cancel, which takes it for writing,
+	// returns only when no delivery to its subscriber is under way.
+	mu       sync.RWMutex
+	channels map[string]*channel
+	conn     PubSub             // nil while not connected
+	stop     context.CancelFunc // ends conn's Receive
+	running  bool               // the connection's goroutine is running
+}
+
+type channel struct {
+	subscribers map[*subscriber]struct{}
+	confirmed   chan struct{} // closed when the server confirmed or refused it
+	refused     error         // the server's refusal, set before confirmed is closed
+}
+
+type subscriber struct {
+	deliver func(payload string)
+}
+
+// NewHub returns a Hub that opens its connection with dial.
+func NewHub(dial func(ctx context.Context) (PubSub, error)) *Hub {
+	return &Hub{dial: dial, channels: make(map[string]*channel)}
+}
+
+// Subscribe implements driver.Notifier's Subscribe over the Hub's shared
+// connection.
+func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload string)) (cancel func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sub := &subscriber{deliver: deliver}
+	h.mu.Lock()
+	ch, ok := h.channels[name]
+	fresh := !ok
+	if fresh {
+		ch = &channel{subscribers: make(map[*subscriber]struct{}), confirmed: make(chan struct{})}
+		h.channels[name] = ch
+	}
+	ch.subscribers[sub] = struct{}{}
+	conn := h.conn
+	if !h.running {
+		h.running = true
+		go h.run()
+	}
+	h.mu.Unlock()
+
+	cancel = sync.OnceFunc(func() { h.remove(name, sub) })
+	// Without a connection yet, run subscribes to every channel once it
+	// has one.
+	if fresh && conn != nil {
+		h.writeMu.Lock()
+		err := conn.Subscribe(ctx, name)
+		h.writeMu.Unlock()
+		if err != nil {
+			cancel()
+			return nil, ContextErr(ctx, err)
+		}
+	}
+	select {
+	case <-ch.confirmed:
+		h.mu.RLock()
+		err := ch.refused
+		h.mu.RUnlock()
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		return cancel, nil
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// remove ends one subscription, unsubscribing from its channel when it was
+// the last one there and ending the connection when no channel is left.
+func (h *Hub) remove(name string, sub *subscriber) {
+	h.mu.Lock()
+	ch := h.channels[name]
+	delete(ch.subscribers, sub)
+	last := len(ch.subscribers) == 0
+	if last {
+		delete(h.channels, name)
+	}
+	conn, stop := h.conn, h.stop
+	if len(h.channels) == 0 && stop != nil {
+		// run sees no channel left and ends after closing conn.
+		h.conn, h.stop = nil, nil
+		conn = nil
+	}
+	h.mu.Unlock()
+	switch {
+	case stop != nil && conn == nil:
+		stop()
+	case last && conn != nil:
+		// A failure here leaves the server sending messages that no
+		// one receives: Message drops them.
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer cancel()
+		h.writeMu.Lock()
+		conn.Unsubscribe(ctx, name)
+		h.writeMu.Unlock()
+	}
+}
+
+// Message hands a message published on channel name to its subscribers.
+func (h *Hub) Message(name, payload string) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if ch, ok := h.channels[name]; ok {
+		for sub := range ch.subscribers {
+			sub.deliver(payload)
+		}
+	}
+}
+
+// Confirmed records the server's confirmation of the subscription to
+// channel name.
+func (h *Hub) Confirmed(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.channels[name]; ok {
+		select {
+		case <-ch.confirmed:
+		default:
+			close(ch.confirmed)
+		}
+	}
+}
+
+// Refused records an error reply on the connection, such as an ACL's
+// NOPERM. Such a reply names no channel, so every subscription still
+// waiting for its confirmation fails with err, at once rather than at the
+// end of its ctx.
+func (h *Hub) Refused(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.channels {
+		select {
+		case <-ch.confirmed:
+		default:
+			ch.refused = err
+			close(ch.confirmed)
+		}
+	}
+}
+
+// run keeps a connection open and subscribed while some channel has a
+// subscriber, and returns when none has.
+func (h *Hub) run() {
+	delay := minRedial
+	for {
+		conn, err := h.connect()
+		if conn == nil && err == nil {
+			return // no subscriber left
+		}
+		if err == nil {
+			delay = minRedial
+			ctx, stop := context.WithCancel(context.Background())
+			h.mu.Lock()
+			h.stop = stop
+			if len(h.channels) == 0 {
+				stop()
+			}
+			h.mu.Unlock()
+			conn.Receive(ctx, h)
+			stop()
+			h.mu.Lock()
+			if h.conn == conn {
+				h.conn, h.stop = nil, nil
+			}
+			h.mu.Unlock()
+			// A Subscribe or Unsubscribe that took conn before it
+			// was cleared may still be writing to it.
+			h.writeMu.Lock()
+			conn.Close()
+			h.writeMu.Unlock()
+			continue
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, maxRedial)
+	}
+}
+
+// connect opens a connection and subscribes it to every channel that has
+// a subscriber. It returns nil and no error when there is none, after
+// marking the Hub as not running.
+func (h *Hub) connect() (PubSub, error) {
+	h.mu.Lock()
+	if len(h.channels) == 0 {
+		h.running = false
+		h.mu.Unlock()
+		return nil, nil
+	}
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	conn, err := h.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	names := make([]string, 0, len(h.channels))
+	for name := range h.channels {
+		names = append(names, name)
+	}
+	h.conn = conn
+	h.mu.Unlock()
+	if len(names) > 0 {
+		h.writeMu.Lock()
+		err = conn.Subscribe(ctx, names...)
+		h.writeMu.Unlock()
+	}
+	if err != nil {
+		h.Refused(err)
+		h.mu.Lock()
+		h.conn = nil
+		h.mu.Unlock()
+		h.writeMu.Lock()
+		conn.Close()
+		h.writeMu.Unlock()
+		return nil, err
+	}
+	return conn, nil
+}

@@ -1,0 +1,64 @@
+package adapt_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/locksmith-go/locksmith/internal/resp"
+)
+
+// safetyNet bounds waits that would hang on a bug; passing runs never come
+// near it.
+const safetyNet = time.Minute
+
+// When its connection breaks, a Hub opens another and subscribes again, so
+// messages published after the server is back reach the subscriber; ending
+// the subscription then ends the Hub's goroutine (goleak in TestMain).
+func TestHubResubscribesAfterConnectionLoss(t *testing.T) {
+	s := miniredis.RunT(t)
+	n := resp.DialNotifier(s.Addr())
+	defer n.Close()
+	got := make(chan string, 100)
+	cancel, err := n.Subscribe(context.Background(), "ch", func(p string) { got <- p })
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer cancel()
+
+	s.Publish("ch", "before")
+	if p := await(t, got); p != "before" {
+		t.Fatalf("got %q, want before", p)
+	}
+
+	s.Close() // drops every connection
+	if err := s.Restart(); err != nil {
+		t.Fatalf("Restart: %v", err)
+	}
+	// Publish until the Hub has subscribed again: messages published
+	// while it reconnects are lost, as driver.Notifier allows.
+	deadline := time.Now().Add(safetyNet)
+	for s.PubSubNumSub("ch")["ch"] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no subscriber on ch %v after the restart", safetyNet)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.Publish("ch", "after")
+	if p := await(t, got); p != "after" {
+		t.Fatalf("got %q, want after", p)
+	}
+}
+
+func await(t *testing.T, got <-chan string) string {
+	t.Helper()
+	select {
+	case p := <-got:
+		return p
+	case <-time.After(safetyNet):
+		t.Fatalf("no message within %v", safetyNet)
+		return ""
+	}
+}

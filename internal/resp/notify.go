@@ -1,0 +1,96 @@
+package resp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/adapt"
+)
+
+// Notifier is a Conn that also implements driver.Notifier, sharing one
+// pub/sub connection to the server among all its subscribers.
+type Notifier struct {
+	*Conn
+	hub *adapt.Hub
+}
+
+var _ driver.Notifier = (*Notifier)(nil)
+
+// DialNotifier returns a Notifier for the server at addr.
+func DialNotifier(addr string) *Notifier {
+	n := &Notifier{Conn: Dial(addr)}
+	n.hub = adapt.NewHub(n.dialPubSub)
+	return n
+}
+
+// Subscribe implements driver.Notifier.
+func (n *Notifier) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
+	return n.hub.Subscribe(ctx, channel, deliver)
+}
+
+func (n *Notifier) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", n.addr)
+	if err != nil {
+		return nil, err
+	}
+	return newWire(nc), nil
+}
+
+// Subscribe implements adapt.PubSub.
+func (w *wire) Subscribe(ctx context.Context, channels ...string) error {
+	return w.send(ctx, append([]string{"SUBSCRIBE"}, channels...))
+}
+
+// Unsubscribe implements adapt.PubSub.
+func (w *wire) Unsubscribe(ctx context.Context, channels ...string) error {
+	return w.send(ctx, append([]string{"UNSUBSCRIBE"}, channels...))
+}
+
+func (w *wire) send(ctx context.Context, args []string) error {
+	deadline, _ := ctx.Deadline()
+	w.nc.SetWriteDeadline(deadline)
+	fmt.Fprintf(w.w, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(w.w, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return w.w.Flush()
+}
+
+// Receive implements adapt.PubSub.
+func (w *wire) Receive(ctx context.Context, hub *adapt.Hub) error {
+	stop := context.AfterFunc(ctx, func() { w.nc.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	for {
+		reply, err := w.read()
+		if isReply(err) {
+			hub.Refused(err)
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		push, ok := reply.([]any)
+		if !ok || len(push) < 3 {
+			continue
+		}
+		kind, _ := push[0].(string)
+		channel, _ := push[1].(string)
+		switch kind {
+		case "subscribe":
+			hub.Confirmed(channel)
+		case "message":
+			payload, _ := push[2].(string)
+			hub.Message(channel, payload)
+		}
+	}
+}
+
+// Close implements adapt.PubSub.
+func (w *wire) Close() { w.nc.Close() }

@@ -1,0 +1,31 @@
+package scripts
+
+import "strings"
+
+// releaseSuffix ends the name of every release channel.
+const releaseSuffix = ":released"
+
+// ReleaseChannel returns the pub/sub channel on which the Release script
+// announces that key was released. It builds the same name as release.lua:
+// key followed by ":released" when key has a hash tag (a '{' followed later
+// by a '}' with something in between), otherwise the whole key wrapped in a
+// hash tag, so that the channel hashes to the key's cluster slot.
+func ReleaseChannel(key string) string {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
+			return key + releaseSuffix
+		}
+	}
+	return "{" + key + "}" + releaseSuffix
+}
+
+// releaseTagLength is how many characters of a released value the Release
+// script publishes.
+const releaseTagLength = 8
+
+// ReleaseTag returns the payload the Release script publishes when it
+// deletes a key holding value: its last 8 characters, or all of a shorter
+// value.
+func ReleaseTag(value string) string {
+	return value[max(0, len(value)-releaseTagLength):]
+}

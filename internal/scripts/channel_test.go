@@ -1,0 +1,81 @@
+package scripts_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+// The Release script publishes on the channel ReleaseChannel names, for
+// every kind of key, once per deleted key and never for a key it leaves.
+func TestReleasePublishesOnReleaseChannel(t *testing.T) {
+	tests := []struct {
+		key, want string
+	}{
+		{"plain", "{plain}:released"},
+		{"{order:42}:payment", "{order:42}:payment:released"},
+		{"pre{tag}post", "pre{tag}post:released"},
+		{"{}empty-tag", "{{}empty-tag}:released"},
+		{"brace}only", "{brace}only}:released"},
+		{"open{only", "{open{only}:released"},
+		{"{{nested}}", "{{nested}}:released"},
+	}
+	s, _, n := newNode(t)
+	sub := s.NewSubscriber()
+	sub.Psubscribe("*")
+	// The server blocks in PUBLISH until the message is read, so a
+	// goroutine reads them all while the test runs scripts.
+	messages := make(chan [2]string, len(tests)+1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m := range sub.Pmessages() {
+			messages <- [2]string{m.Channel, m.Message}
+		}
+	}()
+	defer func() {
+		sub.Close()
+		<-done
+	}()
+	for _, tt := range tests {
+		if got := scripts.ReleaseChannel(tt.key); got != tt.want {
+			t.Errorf("ReleaseChannel(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+		const value = "0123456789abcdef"
+		run(t, n, scripts.Acquire, []string{tt.key}, value, "60000")
+		// Another owner's release deletes nothing and publishes nothing.
+		if got := run(t, n, scripts.Release, []string{tt.key}, "other"); got != int64(0) {
+			t.Fatalf("release by another owner of %q = %v, want 0", tt.key, got)
+		}
+		if got := run(t, n, scripts.Release, []string{tt.key}, value); got != int64(1) {
+			t.Fatalf("release of %q = %v, want 1", tt.key, got)
+		}
+		select {
+		case m := <-messages:
+			if want := scripts.ReleaseTag(value); m[0] != tt.want || m[1] != want {
+				t.Errorf("release of %q published %q on %q, want %q on %q", tt.key, m[1], m[0], want, tt.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("release of %q published nothing", tt.key)
+		}
+	}
+	select {
+	case m := <-messages:
+		t.Errorf("unexpected message %q on %q", m[1], m[0])
+	default:
+	}
+}
+
+func TestReleaseTag(t *testing.T) {
+	for _, tt := range []struct{ value, want string }{
+		{"0123456789abcdef", "89abcdef"},
+		{"12345678", "12345678"},
+		{"short", "short"},
+		{"", ""},
+	} {
+		if got := scripts.ReleaseTag(tt.value); got != tt.want {
+			t.Errorf("ReleaseTag(%q) = %q, want %q", tt.value, got, tt.want)
+		}
+	}
+}

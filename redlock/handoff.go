@@ -1,0 +1,248 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/internal/scripts"
+)
+
+// WithReleaseNotifications sets whether a Lock call waiting between
+// attempts listens for the release of the keys it wants, so that it tries
+// again as soon as they are released instead of at the end of its retry
+// delay. Listening needs nodes whose Conns implement [driver.Notifier]; with
+// fewer than a majority of those the Client only polls, as it does with
+// notifications off. Default: on.
+//
+// See the package documentation, "Fast hand-off".
+func WithReleaseNotifications(on bool) Option {
+	return optionFunc(func(c *config) { c.noNotifications = !on })
+}
+
+// releaseWaits is a Client's record of the Lock calls that wait for keys
+// to be released. For each key that someone waits for, the Client
+// subscribes once on every node to the key's release channel, and keeps the
+// waiters in a FIFO queue. A release heard from a majority of the nodes
+// wakes only the queue's head, so one release costs one attempt, not one
+// per waiter; the others keep polling at their retry delays, and each moves
+// up as the waiters before it acquire the lock or give up, so none waits
+// behind the others for ever.
+type releaseWaits struct {
+	once      sync.Once
+	notifiers []driver.Notifier // see Client.notifiers
+
+	mu   sync.Mutex
+	keys map[string]*keyWaits
+}
+
+// keyWaits is the queue of one key.
+type keyWaits struct {
+	queue []*waiter
+	// heard holds, for each recent release (told apart by the tag the
+	// Release script publishes), the nodes that announced it; nil once
+	// a majority has and the head was woken.
+	heard   map[string][]bool
+	cancels []func() // the subscriptions on the nodes
+}
+
+// maxReleasesHeard bounds keyWaits.heard. Releases that a majority never
+// announces (those of a minority, or of an owner whose release reached
+// few nodes) would otherwise pile up; forgetting them only delays a
+// wake-up to the waiter's next poll.
+const maxReleasesHeard = 16
+
+// waiter is one Lock call waiting between attempts.
+type waiter struct {
+	client *Client
+	keys   []string  // the queues it is in; nil until it joins them
+	wake   chan bool // holds a wake-up for the call, if any
+	timer  *time.Timer
+}
+
+// notifiers returns the nodes' Notifiers, indexed like c.nodes with nil for
+// a Conn that has none, or nil when fewer than a majority can notify:
+// without a majority's announcements no release could ever be heard.
+func (c *Client) notifiers() []driver.Notifier {
+	c.waits.once.Do(func() {
+		if c.cfg.noNotifications {
+			return
+		}
+		ns := make([]driver.Notifier, len(c.nodes))
+		count := 0
+		for i, n := range c.nodes {
+			if notifier, ok := n.Conn().(driver.Notifier); ok {
+				ns[i] = notifier
+				count++
+			}
+		}
+		if count >= quorum.Size(len(c.nodes)) {
+			c.waits.notifiers = ns
+		}
+	})
+	return c.waits.notifiers
+}
+
+// wait pauses a Lock call for delay, or less when a release of one of its
+// keys is heard first, and reports false when ctx ended first.
+//
+// On its first wait the call joins the queues of its keys, subscribing on
+// the nodes for a key no one waited for before. A call that has just set up
+// those subscriptions does not wait at all: a release between its refused
+// attempt and its subscription would have gone unheard.
+func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) bool {
+	if w.keys == nil && w.client.notifiers() != nil {
+		if w.join(ctx, req) {
+			return ctx.Err() == nil
+		}
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(delay)
+	} else {
+		w.timer.Reset(delay)
+	}
+	select {
+	case <-w.timer.C:
+	case <-w.wake:
+	case <-ctx.Done():
+		w.timer.Stop()
+		return false
+	}
+	w.timer.Stop()
+	return true
+}
+
+// join puts w at the end of the queues of req's keys and reports whether
+// it subscribed to any of them itself.
+func (w *waiter) join(ctx context.Context, req request) (subscribed bool) {
+	c := w.client
+	w.keys = req.keys
+	w.wake = make(chan bool, 1)
+	var fresh []*keyWaits
+	var freshKeys []string
+	c.waits.mu.Lock()
+	if c.waits.keys == nil {
+		c.waits.keys = make(map[string]*keyWaits)
+	}
+	for _, key := range req.keys {
+		kw, ok := c.waits.keys[key]
+		if !ok {
+			kw = &keyWaits{heard: make(map[string][]bool)}
+			c.waits.keys[key] = kw
+			fresh = append(fresh, kw)
+			freshKeys = append(freshKeys, key)
+		}
+		kw.queue = append(kw.queue, w)
+	}
+	c.waits.mu.Unlock()
+	for i, kw := range fresh {
+		c.subscribe(ctx, req, freshKeys[i], kw)
+	}
+	return len(fresh) > 0
+}
+
+// subscribe listens for releases of key, whose queue is kw, on every node
+// that can notify. A node that fails to subscribe is only polled. The
+// subscriptions last while kw's queue is not empty; the caller is in it.
+func (c *Client) subscribe(ctx context.Context, req request, key string, kw *keyWaits) {
+	notifiers := c.notifiers()
+	channel := scripts.ReleaseChannel(key)
+	cancels := make([]func(), len(notifiers))
+	quorum.FanOut(ctx, len(notifiers), req.nodeTimeout, func(ctx context.Context, i int) {
+		if notifiers[i] == nil {
+			return
+		}
+		cancel, err := notifiers[i].Subscribe(ctx, channel, func(tag string) { c.heard(kw, i, tag) })
+		if err == nil {
+			cancels[i] = cancel
+		}
+	})
+	c.waits.mu.Lock()
+	kw.cancels = cancels
+	c.waits.mu.Unlock()
+}
+
+// heard records that node announced the release tagged tag of the key of
+// kw, and wakes the queue's head once a majority of the nodes has announced
+// it: before that, the key may still be held on enough nodes to refuse the
+// head's attempt.
+func (c *Client) heard(kw *keyWaits, node int, tag string) {
+	c.waits.mu.Lock()
+	defer c.waits.mu.Unlock()
+	nodes, seen := kw.heard[tag]
+	if seen && nodes == nil {
+		return // a majority announced it already
+	}
+	if !seen {
+		if len(kw.heard) >= maxReleasesHeard {
+			clear(kw.heard)
+		}
+		nodes = make([]bool, len(c.nodes))
+		kw.heard[tag] = nodes
+	}
+	nodes[node] = true
+	count := 0
+	for _, yes := range nodes {
+		if yes {
+			count++
+		}
+	}
+	if count < quorum.Size(len(c.nodes)) {
+		return
+	}
+	kw.heard[tag] = nil
+	if len(kw.queue) > 0 {
+		kw.queue[0].notify()
+	}
+}
+
+// notify wakes w unless a wake-up is already pending.
+func (w *waiter) notify() {
+	select {
+	case w.wake <- true:
+	default:
+	}
+}
+
+// leave takes w out of its queues when its Lock call returns; a nil w, a
+// call that never waited, has nothing to leave. A wake-up
+// meant for w that it did not use passes to the next in line, and the
+// subscriptions of a key no one waits for any more end.
+func (w *waiter) leave() {
+	if w == nil || w.keys == nil {
+		return
+	}
+	c := w.client
+	var pending bool
+	select {
+	case <-w.wake:
+		pending = true
+	default:
+	}
+	var cancels []func()
+	c.waits.mu.Lock()
+	for _, key := range w.keys {
+		kw := c.waits.keys[key]
+		for i, other := range kw.queue {
+			if other == w {
+				kw.queue = append(kw.queue[:i], kw.queue[i+1:]...)
+				break
+			}
+		}
+		switch {
+		case len(kw.queue) == 0:
+			delete(c.waits.keys, key)
+			cancels = append(cancels, kw.cancels...)
+		case pending:
+			kw.queue[0].notify()
+		}
+	}
+	c.waits.mu.Unlock()
+	for _, cancel := range cancels {
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
