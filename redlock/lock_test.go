@@ -59,11 +59,13 @@ func TestLockAndUnlock(t *testing.T) {
 
 func TestValuesAreFreshAndRandom(t *testing.T) {
 	c := newCluster(t, 1)
-	client := c.client(t)
+	// A generous node timeout: a loaded machine must not turn a slow
+	// Unlock into a failure of a test about values.
+	client := c.client(t, redlock.WithNodeTimeout(2*time.Second))
 	ctx := context.Background()
 	seen := map[string]bool{}
 	for i := range 200 {
-		l := mustLock(t, client, "k", time.Second)
+		l := mustLock(t, client, "k", 10*time.Second)
 		v := l.Value()
 		if len(v) != 22 {
 			t.Fatalf("value %q has %d characters, want 22 (128 bits, base64url)", v, len(v))
@@ -112,7 +114,12 @@ func TestContention(t *testing.T) {
 
 func TestMutualExclusionUnderConcurrency(t *testing.T) {
 	c := newCluster(t, 3)
-	client := c.client(t, redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 2*time.Millisecond, 10000)))
+	// A generous node timeout: an Unlock that times out on a loaded
+	// machine leaves the key held for good (in-process nodes expire
+	// nothing), and every other worker would spend its retries on it.
+	client := c.client(t,
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 2*time.Millisecond, 10000)),
+		redlock.WithNodeTimeout(2*time.Second))
 	ctx := context.Background()
 	var inside atomic.Int32
 	var overlaps atomic.Int32
