@@ -77,11 +77,17 @@ var poolSize = 10 * runtime.GOMAXPROCS(0)
 // goredisOptions are the go-redis client options every contender that uses
 // go-redis shares. The handshake extras (CLIENT SETINFO, maintenance
 // notifications) are turned off: they cost only at connection time, but
-// Redis 7.0 answers them with errors.
+// Redis 7.0 answers them with errors. ContextTimeoutEnabled makes go-redis
+// bound socket reads and writes by the context's deadline, which lets
+// locksmith's adapter run a node's command without a goroutine of its own;
+// for every contender it also means that a deadline set by the library
+// (per-node timeouts) ends a command on time rather than after the
+// client's ReadTimeout.
 func goredisOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                     addr,
 		PoolSize:                 poolSize,
+		ContextTimeoutEnabled:    true,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
