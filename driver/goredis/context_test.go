@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/driver/goredis"
 	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // silentServer accepts connections and reads from them but never answers,
@@ -80,6 +83,9 @@ func TestInlineCallEndsAtDeadline(t *testing.T) {
 		{"EvalSha", func(ctx context.Context) (any, error) {
 			return conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", []string{"k"}, []string{"v"})
 		}},
+		{"ScriptLoad", func(ctx context.Context) (any, error) {
+			return conn.ScriptLoad(ctx, "return 1")
+		}},
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,5 +122,39 @@ func TestCancelledCallReturns(t *testing.T) {
 	got, err := conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", []string{"k"}, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("EvalSha cancelled while the server is silent = %v, %v; want an error matching %v", got, err, context.Canceled)
+	}
+}
+
+// TestLockWithSilentNode runs redlock's rounds through the calls that run
+// on the caller's goroutine: with a caller context that cannot be cancelled
+// and ContextTimeoutEnabled, a node that never answers must end at redlock's
+// per-node timeout rather than at the client's hour-long ReadTimeout, so the
+// two answering nodes grant and release the lock.
+func TestLockWithSilentNode(t *testing.T) {
+	addrs := []string{miniredis.RunT(t).Addr(), miniredis.RunT(t).Addr(), silentServer(t)}
+	var conns []driver.Conn
+	for _, addr := range addrs {
+		client := redis.NewClient(&redis.Options{
+			Addr:                  addr,
+			Protocol:              2,
+			DisableIdentity:       true,
+			ContextTimeoutEnabled: true,
+			ReadTimeout:           time.Hour,
+			WriteTimeout:          time.Hour,
+			MaxRetries:            -1,
+		})
+		t.Cleanup(func() { client.Close() })
+		conns = append(conns, goredis.New(client))
+	}
+	locker, err := redlock.New(conns, redlock.WithNodeTimeout(250*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := locker.TryLock(context.Background(), "resource", 10*time.Second)
+	if err != nil {
+		t.Fatalf("TryLock with one silent node of three = %v, want the lock", err)
+	}
+	if err := lock.Unlock(context.Background()); err != nil {
+		t.Errorf("Unlock with one silent node of three = %v, want nil", err)
 	}
 }

@@ -197,21 +197,29 @@ func appendStrings(dst []any, values []string) []any {
 // cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
 // succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	if c.inline && adapt.Inline(ctx) {
+		digest, err := c.scriptLoad(ctx, script)
+		return digest, adapt.ContextErr(ctx, err)
+	}
 	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
-		var digest string
-		var err error
-		if ring, ok := c.client.(*redis.Ring); ok {
-			// A Ring sends SCRIPT LOAD, which has no key, to one
-			// shard at random.
-			digest, err = loadOnEveryShard(ctx, ring, script)
-		} else {
-			digest, err = c.client.ScriptLoad(ctx, script).Result()
-		}
-		if err == nil && digest == "" {
-			return "", errors.New("goredis: SCRIPT LOAD returned no digest; is the client a pipeline?")
-		}
-		return digest, err
+		return c.scriptLoad(ctx, script)
 	})
+}
+
+func (c *Conn) scriptLoad(ctx context.Context, script string) (string, error) {
+	var digest string
+	var err error
+	if ring, ok := c.client.(*redis.Ring); ok {
+		// A Ring sends SCRIPT LOAD, which has no key, to one shard at
+		// random.
+		digest, err = loadOnEveryShard(ctx, ring, script)
+	} else {
+		digest, err = c.client.ScriptLoad(ctx, script).Result()
+	}
+	if err == nil && digest == "" {
+		return "", errors.New("goredis: SCRIPT LOAD returned no digest; is the client a pipeline?")
+	}
+	return digest, err
 }
 
 func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (string, error) {
