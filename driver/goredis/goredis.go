@@ -5,7 +5,7 @@
 //
 //	nodes := make([]driver.Conn, 0, len(addrs))
 //	for _, addr := range addrs {
-//		client := redis.NewClient(&redis.Options{Addr: addr})
+//		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 //		defer client.Close()
 //		nodes = append(nodes, goredis.New(client))
 //	}
