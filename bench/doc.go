@@ -33,6 +33,9 @@
 //   - raw: the floor, no library: SET key value NX with the TTL, then DEL,
 //     with a constant value; on several nodes both commands are sent to all
 //     nodes at once, one goroutine per node beyond the first.
+//   - raw-script: the raw floor with locksmith's acquire and release scripts
+//     sent with EVALSHA in place of SET NX and DEL: what Redis itself costs
+//     to run a lock's scripts, which locksmith over go-redis cannot go below.
 //
 // # Benchmarks
 //
