@@ -184,3 +184,20 @@ func TestNewNilClient(t *testing.T) {
 		})
 	}
 }
+
+// scripterOnly hides every method of a client but those of redis.Scripter,
+// as a caller's own Scripter might.
+type scripterOnly struct {
+	redis.Scripter
+}
+
+// TestConformanceScripterOnly runs the conformance suite through a client
+// that has no Do method, which the Conn then drives through Eval and EvalSha.
+func TestConformanceScripterOnly(t *testing.T) {
+	server, _ := testServers(t)
+	drivertest.Run(t, func(t *testing.T) driver.Conn {
+		client := redis.NewClient(&redis.Options{Addr: server})
+		t.Cleanup(func() { client.Close() })
+		return goredis.New(scripterOnly{client})
+	})
+}
