@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	goredisdriver "github.com/locksmith-go/locksmith/driver/goredis"
 	redigodriver "github.com/locksmith-go/locksmith/driver/redigo"
 	rueidisdriver "github.com/locksmith-go/locksmith/driver/rueidis"
+	"github.com/locksmith-go/locksmith/internal/scripts"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -68,6 +70,7 @@ var contenders = []contenderSpec{
 	{name: "redsync", waits: true, new: newRedsync},
 	{name: "redislock", singleNode: true, new: newRedislock},
 	{name: "raw", new: newRaw},
+	{name: "raw-script", new: newRawScript},
 }
 
 // poolSize is the connection pool size of every client, per node: go-redis's
@@ -77,11 +80,17 @@ var poolSize = 10 * runtime.GOMAXPROCS(0)
 // goredisOptions are the go-redis client options every contender that uses
 // go-redis shares. The handshake extras (CLIENT SETINFO, maintenance
 // notifications) are turned off: they cost only at connection time, but
-// Redis 7.0 answers them with errors.
+// Redis 7.0 answers them with errors. ContextTimeoutEnabled makes go-redis
+// bound socket reads and writes by the context's deadline, which lets
+// locksmith's adapter run a node's command without a goroutine of its own;
+// for every contender it also means that a deadline set by the library
+// (per-node timeouts) ends a command on time rather than after the
+// client's ReadTimeout.
 func goredisOptions(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                     addr,
 		PoolSize:                 poolSize,
+		ContextTimeoutEnabled:    true,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
@@ -260,11 +269,57 @@ const rawValue = "raw"
 
 type rawContender struct {
 	clients []*redis.Client
+	// acquire sets key on one node if it is free and reports whether it
+	// did; release deletes key there.
+	acquire func(ctx context.Context, client *redis.Client, key string) (bool, error)
+	release func(ctx context.Context, client *redis.Client, key string) error
 }
 
 func newRaw(tb testing.TB, addrs []string) contender {
 	tb.Helper()
-	return rawContender{goredisClients(tb, addrs)}
+	return rawContender{
+		clients: goredisClients(tb, addrs),
+		acquire: func(ctx context.Context, client *redis.Client, key string) (bool, error) {
+			return client.SetNX(ctx, key, rawValue, ttl).Result()
+		},
+		release: func(ctx context.Context, client *redis.Client, key string) error {
+			return client.Del(ctx, key).Err()
+		},
+	}
+}
+
+// raw-script: the floor of a lock taken with scripts
+
+// newRawScript returns the raw floor with locksmith's own acquire and
+// release scripts in place of SET NX and DEL, sent with EVALSHA and no
+// library: what Redis costs to run them, next to the plain commands.
+func newRawScript(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	clients := goredisClients(tb, addrs)
+	load := func(source string) string {
+		// Every node returns the same digest: the SHA-1 of the source.
+		var digest string
+		for _, client := range clients {
+			d, err := client.ScriptLoad(context.Background(), source).Result()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			digest = d
+		}
+		return digest
+	}
+	acquire, release := load(scripts.Acquire.Source()), load(scripts.Release.Source())
+	ttlArg := strconv.FormatInt(ttl.Milliseconds(), 10)
+	return rawContender{
+		clients: clients,
+		acquire: func(ctx context.Context, client *redis.Client, key string) (bool, error) {
+			n, err := client.EvalSha(ctx, acquire, []string{key}, rawValue, ttlArg).Int()
+			return n == 1, err
+		},
+		release: func(ctx context.Context, client *redis.Client, key string) error {
+			return client.EvalSha(ctx, release, []string{key}, rawValue).Err()
+		},
+	}
 }
 
 func (c rawContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
@@ -276,7 +331,7 @@ func (c rawContender) hold(ctx context.Context, key string, wait bool, fn func()
 	}
 	var r rawRound
 	c.each(func(i int, client *redis.Client) {
-		ok, err := client.SetNX(ctx, key, rawValue, ttl).Result()
+		ok, err := c.acquire(ctx, client, key)
 		r.fail(err)
 		if ok {
 			r.set.Or(1 << i)
@@ -286,7 +341,7 @@ func (c rawContender) hold(ctx context.Context, key string, wait bool, fn func()
 	// another owner.
 	release := func(i int, client *redis.Client) {
 		if r.set.Load()&(1<<i) != 0 {
-			r.fail(client.Del(ctx, key).Err())
+			r.fail(c.release(ctx, client, key))
 		}
 	}
 	if bits.OnesCount32(r.set.Load()) <= len(c.clients)/2 {
@@ -322,7 +377,7 @@ func (r *rawRound) err() error {
 
 func (c rawContender) holdOne(ctx context.Context, key string, fn func()) error {
 	client := c.clients[0]
-	ok, err := client.SetNX(ctx, key, rawValue, ttl).Result()
+	ok, err := c.acquire(ctx, client, key)
 	if err != nil {
 		return err
 	}
@@ -330,7 +385,7 @@ func (c rawContender) holdOne(ctx context.Context, key string, fn func()) error 
 		return errNotAcquired
 	}
 	fn()
-	return client.Del(ctx, key).Err()
+	return c.release(ctx, client, key)
 }
 
 // each calls do for every client at once, the first on the calling

@@ -12,7 +12,13 @@
 //
 // Every contender reaches the servers through go-redis v9 clients made with
 // the same options (see goredisOptions), except locksmith's redigo and
-// rueidis adapters, which use those clients with matching pool sizes. All
+// rueidis adapters, which use those clients with matching pool sizes. The
+// go-redis options include ContextTimeoutEnabled for everyone, so that a
+// deadline a library puts on a command bounds its socket reads and writes;
+// it is what lets locksmith's go-redis adapter run a node's command without
+// a goroutine of its own (see driver/goredis). The contexts the benchmarks
+// pass have no deadline, so the client's own 5 s ReadTimeout stays the
+// bound wherever a library sets none. All
 // locks live for 10 s. Where a library has a per-node timeout it is the same
 // for all: locksmith's default is 5% of the TTL (capped at 1 s) and
 // redsync's is TTL × its default timeout factor of 0.05, 500 ms either way.
@@ -27,6 +33,9 @@
 //   - raw: the floor, no library: SET key value NX with the TTL, then DEL,
 //     with a constant value; on several nodes both commands are sent to all
 //     nodes at once, one goroutine per node beyond the first.
+//   - raw-script: the raw floor with locksmith's acquire and release scripts
+//     sent with EVALSHA in place of SET NX and DEL: what Redis itself costs
+//     to run a lock's scripts, which locksmith over go-redis cannot go below.
 //
 // # Benchmarks
 //

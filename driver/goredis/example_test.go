@@ -13,12 +13,14 @@ import (
 )
 
 // Three independent Redis servers, each behind its own go-redis client, form
-// one Redlock.
+// one Redlock. ContextTimeoutEnabled lets go-redis bound each command by
+// locksmith's per-node timeout, which spares the adapter a goroutine per
+// command where only that timeout can end it.
 func ExampleNew() {
 	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
 	var nodes []driver.Conn
 	for _, addr := range addrs {
-		client := redis.NewClient(&redis.Options{Addr: addr})
+		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		defer client.Close()
 		nodes = append(nodes, goredis.New(client))
 	}

@@ -5,7 +5,7 @@
 //
 //	nodes := make([]driver.Conn, 0, len(addrs))
 //	for _, addr := range addrs {
-//		client := redis.NewClient(&redis.Options{Addr: addr})
+//		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 //		defer client.Close()
 //		nodes = append(nodes, goredis.New(client))
 //	}
@@ -31,13 +31,22 @@
 //
 // # Context
 //
-// go-redis applies a context's deadline to the socket only when the client's
-// ContextTimeoutEnabled option is set, and never reacts to a cancellation in
-// the middle of a command. So that every method returns as soon as its ctx
-// is done whatever the client's options, a call whose ctx can end runs in a
-// goroutine of its own. When ctx ends first, the method returns ctx.Err() at
-// once and the command finishes in the background, bounded by the client's
-// ReadTimeout, before its connection goes back to the pool.
+// Every method returns as soon as its ctx is done, whatever the client's
+// options. go-redis applies a context's deadline to its pool wait and to the
+// socket only when the client's ContextTimeoutEnabled option is set, and
+// never reacts to a cancellation in the middle of a command. So a call runs
+// on the caller's goroutine only when both hold: the client is a
+// *redis.Client (from redis.NewClient or redis.NewFailoverClient) with
+// ContextTimeoutEnabled set and neither ReadTimeout nor WriteTimeout at -2
+// (which turns socket deadlines off), and ctx is one that locksmith made for
+// a node and that only its deadline can end (it does so when the caller's
+// context cannot be cancelled, as in Unlock). Any other call, and any call
+// through a ClusterClient or Ring, whose command-info and topology lookups
+// keep timeouts of their own, runs in a goroutine of its own: when ctx ends
+// first, the method returns ctx.Err() at once and the command finishes in
+// the background, bounded by the client's ReadTimeout, before its
+// connection goes back to the pool. Hooks added to the client run on the
+// goroutine that runs the command.
 //
 // # Concurrency
 //
@@ -69,6 +78,12 @@ var (
 type Conn struct {
 	client redis.Scripter
 	hub    *adapt.Hub // the pub/sub connection of Subscribe
+	// doer is client when it can send any command, as every go-redis
+	// client can, and nil otherwise.
+	doer doer
+	// inline is set when client applies a context's deadline to every wait
+	// and socket read and write of a command: see the package doc.
+	inline bool
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -87,15 +102,42 @@ func New(client redis.Scripter) *Conn {
 	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil
 	}
-	c := &Conn{client: client}
+	doer, _ := client.(doer)
+	c := &Conn{client: client, doer: doer, inline: appliesDeadline(client)}
 	c.hub = adapt.NewHub(c.dialPubSub)
 	return c
 }
 
+// doer sends any command. EVAL and EVALSHA go through it when it can, with
+// their arguments laid out in one slice: the client's own Eval and EvalSha
+// would copy them into a second one.
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// appliesDeadline reports whether client bounds every wait and socket read
+// and write of a command by its context's deadline. go-redis passes the
+// context to the socket only with ContextTimeoutEnabled, and a timeout of -2
+// (normalized to a negative value) skips setting socket deadlines. Dials
+// run in the pool's background and the caller waits for them on ctx, so a
+// custom Dialer is no exception.
+func appliesDeadline(client redis.Scripter) bool {
+	c, ok := client.(*redis.Client)
+	if !ok {
+		return false
+	}
+	opt := c.Options()
+	return opt.ContextTimeoutEnabled && opt.ReadTimeout >= 0 && opt.WriteTimeout >= 0
+}
+
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	if c.inline && adapt.Inline(ctx) {
+		val, err := c.eval(ctx, evalCommand, script, keys, args)
+		return val, adapt.ContextErr(ctx, err)
+	}
 	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
-		return reply(c.client.Eval(ctx, script, keys, argValues(args)...).Result())
+		return c.eval(ctx, evalCommand, script, keys, args)
 	})
 }
 
@@ -103,16 +145,55 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	if c.inline && adapt.Inline(ctx) {
+		val, err := c.eval(ctx, evalShaCommand, sha1, keys, args)
+		return val, adapt.ContextErr(ctx, err)
+	}
 	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
-		val, err := reply(c.client.EvalSha(ctx, sha1, keys, argValues(args)...).Result())
-		// Newer go-redis versions report this as redis.ErrNoScript,
-		// whose text also starts with the NOSCRIPT prefix.
-		// HasErrorPrefix allocates even for a nil error.
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return nil, adapt.NoScript(err)
-		}
-		return val, err
+		return c.eval(ctx, evalShaCommand, sha1, keys, args)
 	})
+}
+
+// The names of the commands eval sends, held as interface values so that
+// laying out a command's arguments does not allocate a copy of its name.
+var (
+	evalCommand    any = "eval"
+	evalShaCommand any = "evalsha"
+)
+
+// eval sends command, EVAL or EVALSHA, and normalizes its reply. Keys and
+// args go to go-redis one string each, so none is flattened or reformatted.
+func (c *Conn) eval(ctx context.Context, command any, scriptOrDigest string, keys, args []string) (any, error) {
+	var cmd *redis.Cmd
+	if c.doer != nil {
+		cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+		cmdArgs = append(cmdArgs, command, scriptOrDigest, len(keys))
+		cmdArgs = appendStrings(cmdArgs, keys)
+		cmd = c.doer.Do(ctx, appendStrings(cmdArgs, args)...)
+	} else {
+		argValues := appendStrings(make([]any, 0, len(args)), args)
+		if command == evalShaCommand {
+			cmd = c.client.EvalSha(ctx, scriptOrDigest, keys, argValues...)
+		} else {
+			cmd = c.client.Eval(ctx, scriptOrDigest, keys, argValues...)
+		}
+	}
+	val, err := reply(cmd.Result())
+	// Newer go-redis versions report this as redis.ErrNoScript, whose
+	// text also starts with the NOSCRIPT prefix. HasErrorPrefix
+	// allocates even for a nil error.
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, adapt.NoScript(err)
+	}
+	return val, err
+}
+
+// appendStrings appends each of values to dst as a string of its own.
+func appendStrings(dst []any, values []string) []any {
+	for _, v := range values {
+		dst = append(dst, v)
+	}
+	return dst
 }
 
 // ScriptLoad caches script with SCRIPT LOAD and returns the digest the
@@ -120,21 +201,29 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 // cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
 // succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	if c.inline && adapt.Inline(ctx) {
+		digest, err := c.scriptLoad(ctx, script)
+		return digest, adapt.ContextErr(ctx, err)
+	}
 	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
-		var digest string
-		var err error
-		if ring, ok := c.client.(*redis.Ring); ok {
-			// A Ring sends SCRIPT LOAD, which has no key, to one
-			// shard at random.
-			digest, err = loadOnEveryShard(ctx, ring, script)
-		} else {
-			digest, err = c.client.ScriptLoad(ctx, script).Result()
-		}
-		if err == nil && digest == "" {
-			return "", errors.New("goredis: SCRIPT LOAD returned no digest; is the client a pipeline?")
-		}
-		return digest, err
+		return c.scriptLoad(ctx, script)
 	})
+}
+
+func (c *Conn) scriptLoad(ctx context.Context, script string) (string, error) {
+	var digest string
+	var err error
+	if ring, ok := c.client.(*redis.Ring); ok {
+		// A Ring sends SCRIPT LOAD, which has no key, to one shard at
+		// random.
+		digest, err = loadOnEveryShard(ctx, ring, script)
+	} else {
+		digest, err = c.client.ScriptLoad(ctx, script).Result()
+	}
+	if err == nil && digest == "" {
+		return "", errors.New("goredis: SCRIPT LOAD returned no digest; is the client a pipeline?")
+	}
+	return digest, err
 }
 
 func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (string, error) {
@@ -189,16 +278,6 @@ func addressID(opt *redis.Options) (string, bool) {
 		}
 	}
 	return network + "://" + opt.Addr, true
-}
-
-// argValues passes args to go-redis one string each, so none is flattened or
-// reformatted.
-func argValues(args []string) []any {
-	values := make([]any, len(args))
-	for i, arg := range args {
-		values[i] = arg
-	}
-	return values
 }
 
 // reply turns go-redis's redis.Nil into the nil reply the driver contract

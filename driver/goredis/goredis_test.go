@@ -186,3 +186,32 @@ func TestNewNilClient(t *testing.T) {
 		})
 	}
 }
+
+// scripterOnly hides every method of a client but those of redis.Scripter,
+// as a caller's own Scripter might.
+type scripterOnly struct {
+	redis.Scripter
+}
+
+// TestConformanceScripterOnly runs the conformance suite through a client
+// that has no Do method, which the Conn then drives through Eval and EvalSha.
+func TestConformanceScripterOnly(t *testing.T) {
+	server, _ := testServers(t)
+	drivertest.Run(t, func(t *testing.T) driver.Conn {
+		client := redis.NewClient(&redis.Options{Addr: server})
+		t.Cleanup(func() { client.Close() })
+		return goredis.New(scripterOnly{client})
+	}, notifyRulesSkipped()...)
+}
+
+// notifyRulesSkipped skips the pub/sub rules for a client without a
+// Subscribe method: its Conn refuses every subscription, which
+// TestRingCannotSubscribe checks.
+func notifyRulesSkipped() []drivertest.Option {
+	const reason = "the client has no Subscribe method, so the Conn refuses subscriptions"
+	var opts []drivertest.Option
+	for _, rule := range []string{"Notify", "NotifyShared", "NotifyCancel", "NotifyContextDone"} {
+		opts = append(opts, drivertest.Skip(rule, reason))
+	}
+	return opts
+}

@@ -38,8 +38,3 @@ func TestRingCannotSubscribe(t *testing.T) {
 		}
 	}
 }
-
-// scripterOnly hides every method of a client but those of redis.Scripter.
-type scripterOnly struct {
-	redis.Scripter
-}

@@ -26,6 +26,12 @@
 // new connection honours ctx only when the pool has a DialContext function;
 // a pool with only Dial dials without it.
 //
+// redis.DoContext runs the command in a goroutine of its own so that it can
+// return when ctx ends. The adapter does not skip it for a context that only
+// its deadline can end, as the go-redis adapter does: redigo's calls without
+// a context bound the write by a timeout only when the connection was dialled
+// with one, which a Conn cannot see.
+//
 // # Errors
 //
 // A Redis error reply is returned as a redis.Error. [Conn.EvalSha] reports a

@@ -34,8 +34,11 @@
 // rueidis reacts to a cancelled ctx only while a call has no deadline: a
 // call with one, as every call of locksmith has, may be sent on a path that
 // applies the deadline to the socket and waits for the reply even after ctx
-// is cancelled. So that every method returns as soon as its ctx is done, a
-// call whose ctx can end runs in a goroutine of its own. When ctx ends
+// is cancelled. Nor is a context that only its deadline can end enough to
+// run a call on the caller's goroutine, as the go-redis adapter does: a call
+// that finds its connection being dialled again waits for that dial without
+// looking at its ctx. So that every method returns as soon as its ctx is
+// done, a call whose ctx can end runs in a goroutine of its own. When ctx ends
 // first, the method returns ctx.Err() at once and the command finishes in
 // the background, bounded by ctx's deadline and the client's
 // ConnWriteTimeout; its reply is discarded.

@@ -1,6 +1,9 @@
 // Package adapt holds what locksmith's adapter modules share: running a
-// client call so that it returns as soon as its context ends, making errors
-// caused by the context match it, and marking a NOSCRIPT reply.
+// client call so that it returns as soon as its context ends, recognizing
+// the per-node contexts that only their deadline can end (so that a client
+// which applies deadlines itself can run a call on the caller's goroutine),
+// making errors caused by the context match it, and marking a NOSCRIPT
+// reply.
 package adapt
 
 import (

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/adapt"
 )
 
 // FanOut calls request once for every node index in [0, n), all at once,
@@ -15,23 +17,34 @@ import (
 //
 // Node 0 runs on the calling goroutine, so a single-node round starts no
 // goroutine at all.
+//
+// When ctx can never end, the calls get a context that only the timeout
+// ends (see adapt.WithTimeout): it is cancelled only after every call has
+// returned. An adapter whose client applies that deadline itself then runs
+// the call without a goroutine of its own.
 func FanOut(ctx context.Context, n int, timeout time.Duration, request func(ctx context.Context, node int)) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// nodeCtx is never assigned again, so the goroutines' closures copy
+	// it rather than share it through the heap.
+	nodeCtx, cancel := adapt.WithTimeout(ctx, timeout)
 	defer cancel()
-	var wg sync.WaitGroup
-	if n > 1 {
-		wg.Add(n - 1)
+	if n <= 1 {
+		// Nothing to wait for: the WaitGroup below, which the closures
+		// move to the heap, is not needed.
+		if n == 1 {
+			request(nodeCtx, 0)
+		}
+		return
 	}
+	var wg sync.WaitGroup
+	wg.Add(n - 1)
 	for node := 1; node < n; node++ {
 		// A plain go statement allocates one closure per node where
 		// WaitGroup.Go would allocate two.
 		go func() {
 			defer wg.Done()
-			request(ctx, node)
+			request(nodeCtx, node)
 		}()
 	}
-	if n > 0 {
-		request(ctx, 0)
-	}
+	request(nodeCtx, 0)
 	wg.Wait()
 }

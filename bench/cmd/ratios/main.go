@@ -1,8 +1,9 @@
 // Command ratios reads the output of the bench module's benchmarks (go test
 // -bench, any -count) and prints how locksmith compares with the other
 // contenders: for every benchmark, the median of each locksmith variant's
-// ns/op, B/op and allocs/op divided by the median of redsync's, redislock's
-// and the raw floor's. Below 1, locksmith is cheaper. It then says whether
+// ns/op, B/op and allocs/op divided by the median of redsync's, redislock's,
+// the raw floor's and the raw script floor's (locksmith's scripts sent with
+// no library). Below 1, locksmith is cheaper. It then says whether
 // locksmith (over go-redis, the client every contender shares) meets the
 // project's targets.
 //
@@ -60,7 +61,7 @@ func fatal(err error) {
 var units = []string{"ns/op", "B/op", "allocs/op"}
 
 // The contenders locksmith is compared with, in the order printed.
-var baselines = []string{"redsync", "redislock", "raw"}
+var baselines = []string{"redsync", "redislock", "raw", "raw-script"}
 
 // A benchmark is one benchmark name without its lib= part, as
 // "BenchmarkLockUnlock/mode=serial/nodes=1".
