@@ -216,10 +216,11 @@ func (h *Hub) run() {
 			h.mu.Unlock()
 			conn.Receive(ctx, h)
 			stop()
+			// Only this goroutine sets h.conn, so it is conn or, after the
+			// last subscriber left, nil. (Comparing it with conn would panic
+			// for a PubSub whose dynamic type is not comparable.)
 			h.mu.Lock()
-			if h.conn == conn {
-				h.conn, h.stop = nil, nil
-			}
+			h.conn, h.stop = nil, nil
 			h.mu.Unlock()
 			// A Subscribe or Unsubscribe that took conn before it
 			// was cleared may still be writing to it.

@@ -2,11 +2,14 @@ package adapt_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/locksmith-go/locksmith/internal/adapt"
 	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
@@ -60,5 +63,62 @@ func await(t *testing.T, got <-chan string) string {
 	case <-time.After(safetyNet):
 		t.Fatalf("no message within %v", safetyNet)
 		return ""
+	}
+}
+
+// scriptedPubSub is a PubSub whose dynamic type cannot be compared, as a
+// struct holding a func cannot: a Hub must never compare connections.
+type scriptedPubSub struct {
+	hub    *adapt.Hub
+	broken bool   // Receive fails at once, as a broken connection does
+	close  func() // makes the type uncomparable
+}
+
+func (p scriptedPubSub) Subscribe(_ context.Context, channels ...string) error {
+	for _, ch := range channels {
+		p.hub.Confirmed(ch)
+	}
+	return nil
+}
+
+func (p scriptedPubSub) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p scriptedPubSub) Receive(ctx context.Context, _ *adapt.Hub) error {
+	if p.broken {
+		return errors.New("connection reset")
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (p scriptedPubSub) Close() { p.close() }
+
+// A Hub whose first connection breaks opens a second one, even when its
+// PubSub values are of a type that cannot be compared.
+func TestHubReconnectsWithUncomparableConnections(t *testing.T) {
+	var hub *adapt.Hub
+	var dials atomic.Int32
+	secondOpen := make(chan struct{})
+	hub = adapt.NewHub(func(context.Context) (adapt.PubSub, error) {
+		n := dials.Add(1)
+		if n == 2 {
+			close(secondOpen)
+		}
+		return scriptedPubSub{hub: hub, broken: n == 1, close: func() {}}, nil
+	})
+	got := make(chan string, 10)
+	cancel, err := hub.Subscribe(context.Background(), "ch", func(p string) { got <- p })
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer cancel()
+	select {
+	case <-secondOpen:
+	case <-time.After(safetyNet):
+		t.Fatalf("no second connection within %v; dials = %d", safetyNet, dials.Load())
+	}
+	hub.Message("ch", "after")
+	if p := await(t, got); p != "after" {
+		t.Fatalf("got %q, want after", p)
 	}
 }
