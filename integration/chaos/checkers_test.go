@@ -35,6 +35,21 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
+func TestUsedDuringOverlap(t *testing.T) {
+	over := overlaps([]grant{win(1, "a", 0, 10), win(2, "a", 8, 20), win(3, "b", 0, 10), win(4, "b", 5, 20)})
+	if len(over) != 2 {
+		t.Fatalf("overlaps = %v, want 2", over)
+	}
+	rmws := []rmw{
+		{Grant: 1, Start: ms(1), End: ms(9)}, // after grant 2 was granted at 8
+		{Grant: 3, Start: ms(1), End: ms(4)}, // before grant 4 at 5
+		{Grant: 4, Start: ms(6), End: ms(7)},
+	}
+	if got := usedDuringOverlap(over, rmws); got != 1 {
+		t.Errorf("usedDuringOverlap = %d, want 1", got)
+	}
+}
+
 func TestLateUses(t *testing.T) {
 	grants := []grant{win(1, "a", 0, 10), win(2, "a", 20, 30)}
 	rmws := []rmw{

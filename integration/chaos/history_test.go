@@ -51,11 +51,24 @@ type storedKey struct {
 	PTTL int64
 }
 
-// overlaps returns one description per grant whose window starts before the
-// window of an earlier grant of the same resource has ended.
-func overlaps(grants []grant) []string {
-	var out []string
-	for resource, gs := range byResource(grants) {
+// overlap is a grant whose window began before the window of an earlier
+// grant of the same resource had ended.
+type overlap struct {
+	Earlier, Later grant
+}
+
+func (o overlap) String() string {
+	e, l := o.Earlier, o.Later
+	return fmt.Sprintf("%s: window of grant %d (%s) [%v, %v] overlaps grant %d (%s) [%v, %v]",
+		l.Resource, l.ID, l.Kind, l.Acquired, l.End, e.ID, e.Kind, e.Acquired, e.End)
+}
+
+// overlaps returns every grant whose window starts before the window of an
+// earlier grant of the same resource has ended, paired with the earlier
+// grant whose window ends last.
+func overlaps(grants []grant) []overlap {
+	var out []overlap
+	for _, gs := range byResource(grants) {
 		slices.SortFunc(gs, func(a, b grant) int { return cmp.Compare(a.Acquired, b.Acquired) })
 		var open grant // the window ending last among those started so far
 		have := false
@@ -64,16 +77,33 @@ func overlaps(grants []grant) []string {
 				continue // no validity left when Lock returned: no window
 			}
 			if have && g.Acquired < open.End {
-				out = append(out, fmt.Sprintf("%s: window of grant %d (%s) [%v, %v] overlaps grant %d (%s) [%v, %v]",
-					resource, g.ID, g.Kind, g.Acquired, g.End, open.ID, open.Kind, open.Acquired, open.End))
+				out = append(out, overlap{Earlier: open, Later: g})
 			}
 			if !have || g.End > open.End {
 				open, have = g, true
 			}
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b overlap) int { return cmp.Compare(a.Later.ID, b.Later.ID) })
 	return out
+}
+
+// usedDuringOverlap counts the overlaps in which the earlier holder
+// finished an update after the later one was granted: the two holders
+// really used the resource at once, beyond what the windows' ends, some
+// of which are only upper bounds, suggest.
+func usedDuringOverlap(over []overlap, rmws []rmw) int {
+	lastUse := map[int]time.Duration{}
+	for _, u := range rmws {
+		lastUse[u.Grant] = max(lastUse[u.Grant], u.End)
+	}
+	n := 0
+	for _, o := range over {
+		if lastUse[o.Earlier.ID] > o.Later.Acquired {
+			n++
+		}
+	}
+	return n
 }
 
 // lateUses counts the read-modify-writes that did not lie within their

@@ -43,6 +43,7 @@ type phaseReport struct {
 	LockP99      string         `json:"lock_p99"`
 
 	Overlaps        int   `json:"overlapping_windows"`
+	OverlapsUsed    int   `json:"overlaps_with_updates_by_both"`
 	FenceViolations int   `json:"fence_violations"`
 	LostUpdates     int64 `json:"lost_updates"`
 	LeakedKeys      int   `json:"leaked_keys"`
@@ -93,6 +94,10 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	lost := lostUpdates(completed, final)
 	leaks := leakedKeys(keys, resources, ignorePrefix)
 	p.Overlaps, p.FenceViolations, p.LeakedKeys, p.Unexpected = len(over), len(fence), len(leaks), len(rec.unexpect)
+	p.OverlapsUsed = usedDuringOverlap(over, rec.rmws)
+	for _, o := range over[:min(3, len(over))] {
+		p.Examples = append(p.Examples, o.String())
+	}
 	for _, n := range lost {
 		p.LostUpdates += n
 	}
@@ -106,7 +111,7 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	p.Updates = len(rec.rmws)
 	p.LateUpdates = lateUses(rec.grants, rec.rmws)
 	p.SkippedUses, p.Abandoned = rec.skipped, rec.abandoned
-	for _, list := range [][]string{over, fence, leaks, rec.unexpect} {
+	for _, list := range [][]string{fence, leaks, rec.unexpect} {
 		p.Examples = append(p.Examples, list[:min(3, len(list))]...)
 	}
 	for _, r := range slices.Sorted(maps.Keys(lost)) {
@@ -163,6 +168,7 @@ func (r report) print(w io.Writer) {
 	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
 	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
 	row("VIOLATIONS: overlapping windows", func(p phaseReport) string { return fmt.Sprint(p.Overlaps) })
+	row("  of which both holders updated", func(p phaseReport) string { return fmt.Sprint(p.OverlapsUsed) })
 	row("VIOLATIONS: fencing", func(p phaseReport) string { return fmt.Sprint(p.FenceViolations) })
 	row("VIOLATIONS: lost updates", func(p phaseReport) string { return fmt.Sprint(p.LostUpdates) })
 	row("VIOLATIONS: leaked keys", func(p phaseReport) string { return fmt.Sprint(p.LeakedKeys) })
