@@ -8,7 +8,7 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | so
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all deps test test-unit test-integration lint vet staticcheck tidy bench bench-compare demo
+.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy bench bench-compare demo
 
 all: lint test
 
@@ -33,6 +33,20 @@ test-unit: deps
 ## test-integration: the integration suite on every backend this machine has
 test-integration: deps
 	./integration/run.sh $(or $(BACKEND),both)
+
+## chaos: the chaos suite's short profile (about 3 minutes, fixed seed) on
+## redis-server processes behind in-process toxiproxy proxies: the checkers'
+## tests, a safe phase under faults and two negative controls; the report is
+## printed and written to integration/chaos/results/short.json
+chaos: deps
+	cd integration && LOCKSMITH_BACKEND=process $(GO) test -race -count=1 -v -timeout 15m ./chaos -chaos=short -chaos.seed=1
+
+## chaos-long: the long profile (at least 100,000 grants and 1,000 faults in
+## the safe phase), without the race detector so that the machine's CPU goes
+## to the workload (make chaos runs the same code with -race); report in
+## integration/chaos/results/long.json
+chaos-long: deps
+	cd integration && LOCKSMITH_BACKEND=process nice -n 10 $(GO) test -count=1 -v -timeout 90m ./chaos -chaos=long -chaos.seed=1
 
 ## lint: go vet and staticcheck in every module
 lint: vet staticcheck

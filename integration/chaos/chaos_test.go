@@ -1,0 +1,242 @@
+package chaos
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+	"github.com/locksmith-go/locksmith/integration/internal/resp"
+)
+
+var (
+	profileFlag = flag.String("chaos", "", "run the chaos suite with this profile: short or long")
+	seedFlag    = flag.Uint64("chaos.seed", 1, "seed of the fault schedule and the workers' choices")
+	outFlag     = flag.String("chaos.out", "", "path of the JSON report (default results/<profile>.json)")
+)
+
+// profile sizes a run.
+type profile struct {
+	work workload
+	// The safe phase runs at least safeMin, then until it has minGrants
+	// grants and minFaults injected faults, and fails at safeMax.
+	safeMin, safeMax     time.Duration
+	minGrants, minFaults int
+	// control is the duration of each negative control.
+	control time.Duration
+}
+
+var profiles = map[string]profile{
+	// About three minutes in all, for CI.
+	"short": {
+		work: workload{
+			Workers: 16, Resources: resources(6), TTLs: []time.Duration{250 * time.Millisecond, 400 * time.Millisecond},
+			NodeTimeout: 50 * time.Millisecond, PauseShare: 0.05, AbandonShare: 0.02,
+			Hold: 10 * time.Millisecond, Gap: 100 * time.Microsecond,
+		},
+		safeMin: 100 * time.Second, safeMax: 100 * time.Second,
+		control: 25 * time.Second,
+	},
+	"long": {
+		work: workload{
+			Workers: 32, Resources: resources(16), TTLs: []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond},
+			NodeTimeout: 50 * time.Millisecond, PauseShare: 0.05, AbandonShare: 0.02,
+			Hold: 5 * time.Millisecond, Gap: 100 * time.Microsecond,
+		},
+		safeMin: 5 * time.Minute, safeMax: 45 * time.Minute,
+		minGrants: 100_000, minFaults: 1000,
+		control: 90 * time.Second,
+	},
+}
+
+func resources(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("chaos:resource:%d", i)
+	}
+	return out
+}
+
+// phase is one configuration of the nodes with the faults injected into it.
+type phase struct {
+	name       string
+	control    bool
+	conditions string
+	cfg        redisnode.Config
+	faults     []string // drawn at random, one at a time
+	filler     bool     // fill the nodes' memory with other keys
+}
+
+var phases = []phase{
+	{
+		name:       "safe",
+		conditions: "5 nodes, appendonly yes + appendfsync always, maxmemory-policy noeviction, fixed node set; every fault within the operational requirements",
+		cfg:        redisnode.Config{AppendOnly: true, AppendFsync: "always"},
+		faults:     safeFaults,
+	},
+	{
+		name:       "control-restart",
+		control:    true,
+		conditions: "negative control: no persistence, a majority of nodes killed and restarted at once, again and again",
+		cfg:        redisnode.Config{},
+		faults:     []string{faultRestartMajority},
+	},
+	{
+		name:       "control-eviction",
+		control:    true,
+		conditions: "negative control: maxmemory 4mb with allkeys-lru while other keys fill the nodes",
+		cfg:        redisnode.Config{MaxMemory: "4mb", MaxMemoryPolicy: "allkeys-lru"},
+		filler:     true,
+	},
+}
+
+const fillerPrefix = "filler:"
+
+// TestChaos runs the safe phase and the negative controls of the profile
+// given with -chaos, prints the report, writes it as JSON and fails if the
+// safe phase shows any violation or a control shows none.
+func TestChaos(t *testing.T) {
+	if *profileFlag == "" {
+		t.Skip("the chaos suite runs only when asked: -chaos=short or -chaos=long (make chaos, make chaos-long)")
+	}
+	prof, ok := profiles[*profileFlag]
+	if !ok {
+		t.Fatalf("-chaos=%q: want short or long", *profileFlag)
+	}
+	rep := report{Profile: *profileFlag, Seed: *seedFlag, Date: time.Now().UTC().Format(time.RFC3339)}
+	for i, ph := range phases {
+		t.Run(ph.name, func(t *testing.T) {
+			rep.Phases = append(rep.Phases, runPhase(t, prof, ph, *seedFlag+uint64(i)))
+		})
+	}
+	rep.print(os.Stdout)
+	out := *outFlag
+	if out == "" {
+		out = filepath.Join("results", *profileFlag+".json")
+	}
+	if err := rep.write(out); err != nil {
+		t.Errorf("writing the report: %v", err)
+	}
+	for _, p := range rep.Phases {
+		switch {
+		case p.Control && p.violations() == 0:
+			t.Errorf("%s: the negative control found no violation: the checkers cannot be trusted", p.Name)
+		case !p.Control && (p.violations() != 0 || p.Unexpected != 0):
+			t.Errorf("%s: %d violations, %d unexpected errors under faults locksmith should survive", p.Name, p.violations(), p.Unexpected)
+		case !p.Control && (p.Granted < prof.minGrants || p.FaultsTotal < prof.minFaults):
+			t.Errorf("%s: %d grants and %d faults, want at least %d and %d", p.Name, p.Granted, p.FaultsTotal, prof.minGrants, prof.minFaults)
+		}
+	}
+}
+
+// runPhase starts the nodes of one phase, runs the workers while faults
+// are injected, lets every lock expire and checks the history.
+func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
+	w := prof.work
+	c := startCluster(t, 5, ph.cfg)
+	cl := newClients(t, c.addrs(), w)
+	rec := newRecorder()
+	inj := newInjector(t, c, seed, w.maxTTL())
+	stopFiller := func() {}
+	if ph.filler {
+		stopFiller = fill(t, c)
+		t.Cleanup(stopFiller)
+	}
+	stopWorkers := w.run(cl, rec, seed)
+	t.Cleanup(stopWorkers)
+
+	start := time.Now()
+	duration := prof.safeMin
+	if ph.control {
+		duration = prof.control
+	}
+	done := func() bool {
+		elapsed := time.Since(start)
+		if ph.control {
+			return elapsed >= duration
+		}
+		if elapsed >= prof.safeMax {
+			return true
+		}
+		rec.mu.Lock()
+		granted := 0
+		for _, n := range rec.granted {
+			granted += n
+		}
+		rec.mu.Unlock()
+		return elapsed >= duration && granted >= prof.minGrants && inj.n >= prof.minFaults
+	}
+	if len(ph.faults) > 0 {
+		inj.run(ph.faults, done)
+	} else {
+		for !done() {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stopWorkers()
+	elapsed := time.Since(start)
+	stopFiller()
+	if ph.filler {
+		inj.stats[faultEvictionPressure] = &faultStat{Count: 1, Total: elapsed}
+	}
+	// Locks not released (abandoned, or a release that did not reach
+	// every node) must expire on their own: wait out the longest TTL.
+	settle(w.maxTTL())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := c.scan(ctx)
+	if err != nil {
+		t.Fatalf("scanning the nodes: %v", err)
+	}
+	ignore := ""
+	if ph.filler {
+		ignore = fillerPrefix
+	}
+	p := phaseReport{
+		Name: ph.name, Control: ph.control, Conditions: ph.conditions,
+		Workers: w.Workers, Resources: len(w.Resources), TTLs: ttlNames(w.TTLs),
+		Duration: elapsed.Round(time.Second).String(),
+	}
+	return summarize(p, rec, inj, keys, w.Resources, ignore)
+}
+
+// fill writes 16KiB values under filler keys to every node, directly, one
+// a millisecond per node, until the returned function is called. That keeps
+// the nodes evicting without taking the machine's CPU from the workers.
+func fill(t *testing.T, c *cluster) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	value := strings.Repeat("x", 16<<10)
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; {
+				conn, err := resp.Dial(ctx, n.Addr(), nil)
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				for ; ctx.Err() == nil; i++ {
+					if _, err := conn.Do(ctx, "SET", fmt.Sprintf("%s%d", fillerPrefix, i%10000), value); err != nil {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				_ = conn.Close()
+			}
+		})
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+		})
+	}
+}

@@ -1,0 +1,199 @@
+package chaos
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// win is a grant of resource r whose window is [from, to] ms, its Lock call
+// having started 1ms before.
+func win(id int, r string, from, to int) grant {
+	return grant{ID: id, Resource: r, Kind: kindPlain, Start: ms(from - 1), Acquired: ms(from), End: ms(to)}
+}
+
+func TestOverlaps(t *testing.T) {
+	tests := []struct {
+		name   string
+		grants []grant
+		want   int
+	}{
+		{"one after another", []grant{win(1, "a", 0, 10), win(2, "a", 10, 20), win(3, "a", 25, 30)}, 0},
+		{"other resources may overlap", []grant{win(1, "a", 0, 10), win(2, "b", 5, 15)}, 0},
+		{"empty window is ignored", []grant{win(1, "a", 0, 10), win(2, "a", 5, 5)}, 0},
+		{"recorded out of order", []grant{win(2, "a", 10, 20), win(1, "a", 0, 10)}, 0},
+		{"second starts inside first", []grant{win(1, "a", 0, 10), win(2, "a", 9, 20)}, 1},
+		{"inside a long earlier window", []grant{win(1, "a", 0, 100), win(2, "a", 10, 20), win(3, "a", 30, 40)}, 2},
+		{"same start", []grant{win(1, "a", 0, 10), win(2, "a", 0, 10)}, 1},
+	}
+	for _, tt := range tests {
+		if got := overlaps(tt.grants); len(got) != tt.want {
+			t.Errorf("%s: overlaps %q, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestUsedDuringOverlap(t *testing.T) {
+	over := overlaps([]grant{win(1, "a", 0, 10), win(2, "a", 8, 20), win(3, "b", 0, 10), win(4, "b", 5, 20)})
+	if len(over) != 2 {
+		t.Fatalf("overlaps = %v, want 2", over)
+	}
+	rmws := []rmw{
+		{Grant: 1, Start: ms(1), End: ms(9)}, // after grant 2 was granted at 8
+		{Grant: 3, Start: ms(1), End: ms(4)}, // before grant 4 at 5
+		{Grant: 4, Start: ms(6), End: ms(7)},
+	}
+	if got := usedDuringOverlap(over, rmws); got != 1 {
+		t.Errorf("usedDuringOverlap = %d, want 1", got)
+	}
+}
+
+func TestLateUses(t *testing.T) {
+	grants := []grant{win(1, "a", 0, 10), win(2, "a", 20, 30)}
+	rmws := []rmw{
+		{Grant: 1, Start: ms(1), End: ms(9)},   // inside
+		{Grant: 1, Start: ms(9), End: ms(11)},  // ends after the window
+		{Grant: 2, Start: ms(19), End: ms(21)}, // starts before it
+		{Grant: 3, Start: ms(1), End: ms(2)},   // no such grant
+	}
+	if got := lateUses(grants, rmws); got != 3 {
+		t.Errorf("lateUses = %d, want 3", got)
+	}
+}
+
+func TestLostUpdates(t *testing.T) {
+	got := lostUpdates(map[string]int64{"a": 10, "b": 7, "c": 3}, map[string]int64{"a": 10, "b": 5, "c": 3})
+	if len(got) != 1 || got["b"] != 2 {
+		t.Errorf("lostUpdates = %v, want map[b:2]", got)
+	}
+}
+
+func TestFenceViolations(t *testing.T) {
+	fenced := func(id int, from, to int, token uint64) grant {
+		g := win(id, "a", from, to)
+		g.Kind, g.Token = kindFenced, token
+		return g
+	}
+	tests := []struct {
+		name   string
+		grants []grant
+		writes []write
+		want   int
+	}{
+		{
+			"increasing tokens, stale write rejected",
+			[]grant{fenced(1, 0, 10, 1), fenced(2, 20, 30, 2)},
+			[]write{{1, "a", 1, true}, {2, "a", 2, true}, {1, "a", 1, false}},
+			0,
+		},
+		{
+			"late write accepted before the newer holder wrote",
+			[]grant{fenced(1, 0, 10, 1), fenced(2, 20, 30, 2)},
+			[]write{{1, "a", 1, true}, {2, "a", 2, true}},
+			0,
+		},
+		{
+			"older holder accepted after the newer one (tokens went back)",
+			[]grant{fenced(1, 0, 10, 5), fenced(2, 20, 30, 3)},
+			[]write{{2, "a", 3, true}, {1, "a", 5, true}},
+			2, // P1 on the grants and the accepted order
+		},
+		{
+			"duplicate token among overlapping Lock calls",
+			[]grant{fenced(1, 0, 10, 4), fenced(2, 0, 30, 4)},
+			nil,
+			1,
+		},
+		{
+			"write from a grant never recorded",
+			[]grant{fenced(1, 0, 10, 1)},
+			[]write{{9, "a", 1, true}},
+			1,
+		},
+		{
+			"unfenced grants are not checked",
+			[]grant{win(1, "a", 0, 10), win(2, "a", 20, 30)},
+			nil,
+			0,
+		},
+	}
+	for _, tt := range tests {
+		if got := fenceViolations(tt.grants, tt.writes); len(got) != tt.want {
+			t.Errorf("%s: violations %q, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLeakedKeys(t *testing.T) {
+	resources := []string{"r1", "r2"}
+	tests := []struct {
+		name string
+		keys []storedKey
+		want int
+	}{
+		{"nothing left", nil, 0},
+		{"counters without TTL stay", []storedKey{{0, "{r1}:fencing-token", -1}, {3, "{r2}:fencing-token", -1}}, 0},
+		{"lock key left", []storedKey{{2, "r1", 150}}, 1},
+		{"lock key without TTL", []storedKey{{2, "r2", -1}}, 1},
+		{"counter that expires", []storedKey{{1, "{r1}:fencing-token", 5000}}, 1},
+		{"counter of an unknown resource", []storedKey{{1, "{other}:fencing-token", -1}}, 1},
+		{"unknown key", []storedKey{{4, "stray", -1}}, 1},
+		{"filler is skipped", []storedKey{{0, fillerPrefix + "7", -1}}, 0},
+	}
+	for _, tt := range tests {
+		if got := leakedKeys(tt.keys, resources, fillerPrefix); len(got) != tt.want {
+			t.Errorf("%s: leaks %q, want %d", tt.name, got, tt.want)
+		}
+	}
+	if got := leakedKeys([]storedKey{{0, fillerPrefix + "7", -1}}, resources, ""); len(got) != 1 {
+		t.Errorf("filler without an ignored prefix: leaks %q, want 1", got)
+	}
+}
+
+func TestCounterResource(t *testing.T) {
+	tests := map[string]string{
+		"{r1}:fencing-token": "r1",
+		"r1:fencing-token":   "",
+		"{r1}":               "",
+		"r1":                 "",
+	}
+	for key, want := range tests {
+		if got := counterResource(key); got != want {
+			t.Errorf("counterResource(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestFencedStore(t *testing.T) {
+	var s fencedStore
+	s.highest = map[string]uint64{}
+	steps := []struct {
+		token uint64
+		want  bool
+	}{{3, true}, {3, true}, {2, false}, {7, true}, {5, false}}
+	for i, st := range steps {
+		if got := s.offer("a", st.token, i); got != st.want {
+			t.Errorf("step %d: offer(%d) = %v, want %v", i, st.token, got, st.want)
+		}
+	}
+	if len(s.log) != len(steps) {
+		t.Errorf("log has %d writes, want %d", len(s.log), len(steps))
+	}
+}
+
+func TestCountersSequential(t *testing.T) {
+	c := counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}}
+	for range 5 {
+		c.increment("a", 0)
+	}
+	c.increment("b", 0)
+	completed, final := c.snapshot()
+	if completed["a"] != 5 || final["a"] != 5 || completed["b"] != 1 || final["b"] != 1 {
+		t.Errorf("completed %v, final %v, want a:5 and b:1 in both", completed, final)
+	}
+	if lost := lostUpdates(completed, final); len(lost) != 0 {
+		t.Errorf("lostUpdates = %v after sequential increments", lost)
+	}
+}

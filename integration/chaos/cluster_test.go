@@ -1,0 +1,105 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+)
+
+// cluster is five redis-server processes, each reached by the clients only
+// through its own in-process toxiproxy proxy, so that network faults can be
+// put between the clients and one node. The harness itself talks to the
+// nodes directly.
+type cluster struct {
+	nodes   []*redisnode.Node
+	proxies []*toxiproxy.Proxy
+}
+
+// startCluster starts n nodes configured by cfg and a proxy in front of
+// each; everything is torn down when the test ends.
+func startCluster(t *testing.T, n int, cfg redisnode.Config) *cluster {
+	t.Helper()
+	c := &cluster{nodes: redisnode.Start(t, n, cfg)}
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	for i, node := range c.nodes {
+		p := toxiproxy.NewProxy(server, fmt.Sprintf("node%d", i), "127.0.0.1:0", node.Addr())
+		if err := p.Start(); err != nil {
+			t.Fatalf("proxy for %s: %v", node.Addr(), err)
+		}
+		t.Cleanup(p.Stop)
+		c.proxies = append(c.proxies, p)
+	}
+	return c
+}
+
+// addrs returns the proxies' addresses, in node order: what clients dial.
+func (c *cluster) addrs() []string {
+	out := make([]string, len(c.proxies))
+	for i, p := range c.proxies {
+		out[i] = p.Listen
+	}
+	return out
+}
+
+// addToxic puts a toxic of type typ with the given attributes on the stream
+// ("upstream": towards Redis, "downstream": towards the client) of node i's
+// proxy, under name.
+func (c *cluster) addToxic(i int, name, typ, stream string, attrs string) error {
+	body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":%s}`, name, typ, stream, attrs)
+	if _, err := c.proxies[i].Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+		return fmt.Errorf("node %d: toxic %s: %w", i, name, err)
+	}
+	return nil
+}
+
+// clearToxics removes every toxic from node i's proxy.
+func (c *cluster) clearToxics(i int) {
+	c.proxies[i].Toxics.ResetToxics(context.Background())
+}
+
+// scan lists every key of every node with its PTTL. A key that expires
+// between SCAN and PTTL is left out.
+func (c *cluster) scan(ctx context.Context) ([]storedKey, error) {
+	var out []storedKey
+	for i, n := range c.nodes {
+		cursor := "0"
+		for {
+			reply, err := n.DoContext(ctx, "SCAN", cursor, "COUNT", "1000")
+			if err != nil {
+				return nil, fmt.Errorf("node %d: SCAN: %w", i, err)
+			}
+			parts, ok := reply.([]any)
+			if !ok || len(parts) != 2 {
+				return nil, fmt.Errorf("node %d: SCAN replied %v", i, reply)
+			}
+			keys, _ := parts[1].([]any)
+			for _, k := range keys {
+				key, _ := k.(string)
+				pttl, err := n.DoContext(ctx, "PTTL", key)
+				if err != nil {
+					return nil, fmt.Errorf("node %d: PTTL %s: %w", i, key, err)
+				}
+				if ms, _ := pttl.(int64); ms != -2 {
+					out = append(out, storedKey{Node: i, Key: key, PTTL: ms})
+				}
+			}
+			if cursor, _ = parts[0].(string); cursor == "0" {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// settle ends when every lock key set before it was called has expired:
+// the longest TTL plus the drift a node's clock may add.
+func settle(maxTTL time.Duration) {
+	time.Sleep(maxTTL + maxTTL/10 + 100*time.Millisecond)
+}

@@ -1,0 +1,19 @@
+// Package chaos runs locksmith against five redis-server processes, each
+// behind an in-process toxiproxy proxy, while faults are injected on a
+// schedule drawn from a seed, and checks what the lock holders observed:
+//
+//   - no two validity windows of one resource overlap;
+//   - a fenced store never accepts a write of an older holder after one of
+//     a newer holder, and fencing tokens are increasing and unique;
+//   - a counter updated read-modify-write under the lock loses no update;
+//   - no lock key outlives its TTL and no fencing counter can expire.
+//
+// Two negative controls (a majority restarted without persistence, and
+// eviction under memory pressure) break the operational requirements on
+// purpose and must show violations, or the run fails.
+//
+// It holds tests only. The run is selected with -chaos=short or
+// -chaos=long (see the Makefile targets chaos and chaos-long); without the
+// flag only the checkers' own tests run. The report is printed and written
+// as JSON under results/.
+package chaos

@@ -1,0 +1,167 @@
+package chaos
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// recorder collects what the workers did, on the referee clock that starts
+// at base. It is safe for concurrent use.
+type recorder struct {
+	base time.Time
+
+	nextID atomic.Int64
+
+	mu        sync.Mutex
+	grants    []grant
+	rmws      []rmw
+	attempted map[string]int
+	granted   map[string]int
+	failed    map[string]int
+	latencies []time.Duration // of Lock calls that granted
+	skipped   int             // uses given up because the validity had (nearly) passed
+	pauses    int             // client-side pauses between acquiring and using
+	pauseTime time.Duration
+	abandoned int // locks left to expire instead of being released
+	unexpect  []string
+
+	store    fencedStore
+	counters counters
+}
+
+func newRecorder() *recorder {
+	return &recorder{
+		base:      time.Now(),
+		attempted: map[string]int{},
+		granted:   map[string]int{},
+		failed:    map[string]int{},
+		store:     fencedStore{highest: map[string]uint64{}},
+		counters:  counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}},
+	}
+}
+
+// now reads the referee clock.
+func (r *recorder) now() time.Duration { return time.Since(r.base) }
+
+// at converts a time from the monotonic clock to the referee clock.
+func (r *recorder) at(t time.Time) time.Duration { return t.Sub(r.base) }
+
+func (r *recorder) newID() int { return int(r.nextID.Add(1)) }
+
+// attempt records one Lock call of kind that took d.
+func (r *recorder) attempt(kind string, ok bool, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempted[kind]++
+	if ok {
+		r.granted[kind]++
+		r.latencies = append(r.latencies, d)
+	} else {
+		r.failed[kind]++
+	}
+}
+
+func (r *recorder) addGrant(g grant) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.grants = append(r.grants, g)
+}
+
+func (r *recorder) addRMW(u rmw) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rmws = append(r.rmws, u)
+}
+
+func (r *recorder) pause(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pauses++
+	r.pauseTime += d
+}
+
+func (r *recorder) skip() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skipped++
+}
+
+func (r *recorder) abandon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.abandoned++
+}
+
+// unexpected records an error no fault explains, such as a bad argument.
+func (r *recorder) unexpected(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unexpect = append(r.unexpect, msg)
+}
+
+// fencedStore is the protected resource of the fenced holders: per
+// resource it accepts a write whose token is at least the highest it has
+// accepted, and logs every decision in order.
+type fencedStore struct {
+	mu      sync.Mutex
+	highest map[string]uint64
+	log     []write
+}
+
+// offer decides on one write and reports whether it was accepted.
+func (s *fencedStore) offer(resource string, token uint64, grantID int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := token >= s.highest[resource]
+	if ok {
+		s.highest[resource] = token
+	}
+	s.log = append(s.log, write{Grant: grantID, Resource: resource, Token: token, Accepted: ok})
+	return ok
+}
+
+// counters holds one counter per resource that holders update with a
+// separate read and write, so that two holders at once can lose an update.
+type counters struct {
+	mu        sync.Mutex
+	values    map[string]*atomic.Int64
+	completed map[string]int64
+}
+
+func (c *counters) counter(resource string) *atomic.Int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.values[resource]
+	if !ok {
+		v = new(atomic.Int64)
+		c.values[resource] = v
+	}
+	return v
+}
+
+// increment reads the counter, yields for gap, and writes the value read
+// plus one.
+func (c *counters) increment(resource string, gap time.Duration) {
+	v := c.counter(resource)
+	read := v.Load()
+	time.Sleep(gap)
+	v.Store(read + 1)
+	c.mu.Lock()
+	c.completed[resource]++
+	c.mu.Unlock()
+}
+
+// snapshot returns the completed increments and the counters' values.
+func (c *counters) snapshot() (completed, final map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	completed, final = map[string]int64{}, map[string]int64{}
+	for r, n := range c.completed {
+		completed[r] = n
+	}
+	for r, v := range c.values {
+		final[r] = v.Load()
+	}
+	return completed, final
+}

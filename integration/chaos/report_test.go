@@ -1,0 +1,210 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// report is what a run writes to results/<profile>.json.
+type report struct {
+	Profile string        `json:"profile"`
+	Seed    uint64        `json:"seed"`
+	Date    string        `json:"date"`
+	Phases  []phaseReport `json:"phases"`
+}
+
+// phaseReport holds the figures of one configuration.
+type phaseReport struct {
+	Name string `json:"name"`
+	// Control is true for a negative control, which must show violations.
+	Control    bool     `json:"control"`
+	Conditions string   `json:"conditions"`
+	Workers    int      `json:"workers"`
+	Resources  int      `json:"resources"`
+	TTLs       []string `json:"ttls"`
+	Duration   string   `json:"duration"`
+
+	Faults      map[string]faultStat `json:"faults"`
+	FaultsTotal int                  `json:"faults_total"`
+
+	Attempted    int            `json:"attempted"`
+	Granted      int            `json:"granted"`
+	Failed       int            `json:"failed"`
+	GrantedBy    map[string]int `json:"granted_by_kind"`
+	Availability float64        `json:"availability"`
+	LockP50      string         `json:"lock_p50"`
+	LockP99      string         `json:"lock_p99"`
+
+	Overlaps        int   `json:"overlapping_windows"`
+	OverlapsUsed    int   `json:"overlaps_with_updates_by_both"`
+	FenceViolations int   `json:"fence_violations"`
+	LostUpdates     int64 `json:"lost_updates"`
+	LeakedKeys      int   `json:"leaked_keys"`
+	Unexpected      int   `json:"unexpected_errors"`
+
+	StaleRejected int `json:"stale_writes_rejected"`
+	FencedWrites  int `json:"fenced_writes_accepted"`
+	Updates       int `json:"counter_updates"`
+	LateUpdates   int `json:"updates_outside_window"`
+	SkippedUses   int `json:"uses_skipped_validity_passed"`
+	Abandoned     int `json:"locks_abandoned_to_expire"`
+
+	// Examples are the first violations of each checker.
+	Examples []string `json:"examples,omitempty"`
+}
+
+func (p phaseReport) violations() int64 {
+	return int64(p.Overlaps+p.FenceViolations+p.LeakedKeys) + p.LostUpdates
+}
+
+// summarize runs the checkers over a phase's history.
+func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, resources []string, ignorePrefix string) phaseReport {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	p.Faults = map[string]faultStat{}
+	for k, s := range inj.stats {
+		p.Faults[k] = *s
+	}
+	p.FaultsTotal = inj.n
+	if rec.pauses > 0 {
+		p.Faults[faultClientPause] = faultStat{Count: rec.pauses, Total: rec.pauseTime}
+	}
+	p.GrantedBy = map[string]int{}
+	for k, n := range rec.attempted {
+		p.Attempted += n
+		p.Granted += rec.granted[k]
+		p.Failed += rec.failed[k]
+		p.GrantedBy[k] = rec.granted[k]
+	}
+	if p.Attempted > 0 {
+		p.Availability = float64(p.Granted) / float64(p.Attempted)
+	}
+	p.LockP50, p.LockP99 = percentile(rec.latencies, 0.50), percentile(rec.latencies, 0.99)
+
+	over := overlaps(rec.grants)
+	fence := fenceViolations(rec.grants, rec.store.log)
+	completed, final := rec.counters.snapshot()
+	lost := lostUpdates(completed, final)
+	leaks := leakedKeys(keys, resources, ignorePrefix)
+	p.Overlaps, p.FenceViolations, p.LeakedKeys, p.Unexpected = len(over), len(fence), len(leaks), len(rec.unexpect)
+	p.OverlapsUsed = usedDuringOverlap(over, rec.rmws)
+	for _, o := range over[:min(3, len(over))] {
+		p.Examples = append(p.Examples, o.String())
+	}
+	for _, n := range lost {
+		p.LostUpdates += n
+	}
+	for _, w := range rec.store.log {
+		if w.Accepted {
+			p.FencedWrites++
+		} else {
+			p.StaleRejected++
+		}
+	}
+	p.Updates = len(rec.rmws)
+	p.LateUpdates = lateUses(rec.grants, rec.rmws)
+	p.SkippedUses, p.Abandoned = rec.skipped, rec.abandoned
+	for _, list := range [][]string{fence, leaks, rec.unexpect} {
+		p.Examples = append(p.Examples, list[:min(3, len(list))]...)
+	}
+	for _, r := range slices.Sorted(maps.Keys(lost)) {
+		p.Examples = append(p.Examples, fmt.Sprintf("%s: %d lost updates", r, lost[r]))
+	}
+	return p
+}
+
+func percentile(ds []time.Duration, q float64) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))].Round(10 * time.Microsecond).String()
+}
+
+// print writes the report as tables, one column per phase.
+func (r report) print(w io.Writer) {
+	fmt.Fprintf(w, "chaos report: profile %s, seed %d, %s\n\n", r.Profile, r.Seed, r.Date)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(label string, f func(p phaseReport) string) {
+		fmt.Fprintf(tw, "%s\t", label)
+		for _, p := range r.Phases {
+			fmt.Fprintf(tw, "%s\t", f(p))
+		}
+		fmt.Fprintln(tw)
+	}
+	row("", func(p phaseReport) string { return p.Name })
+	row("duration", func(p phaseReport) string { return p.Duration })
+	row("workers / resources", func(p phaseReport) string { return fmt.Sprintf("%d / %d", p.Workers, p.Resources) })
+	var kinds []string
+	for _, p := range r.Phases {
+		for k := range p.Faults {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	slices.Sort(kinds)
+	for _, k := range kinds {
+		row("fault: "+k, func(p phaseReport) string {
+			s, ok := p.Faults[k]
+			if !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%d, %v", s.Count, s.Total.Round(time.Second))
+		})
+	}
+	row("server/network faults", func(p phaseReport) string { return fmt.Sprint(p.FaultsTotal) })
+	row("Lock calls attempted", func(p phaseReport) string { return fmt.Sprint(p.Attempted) })
+	row("granted", func(p phaseReport) string { return fmt.Sprint(p.Granted) })
+	row("failed", func(p phaseReport) string { return fmt.Sprint(p.Failed) })
+	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
+	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
+	row("VIOLATIONS: overlapping windows", func(p phaseReport) string { return fmt.Sprint(p.Overlaps) })
+	row("  of which both holders updated", func(p phaseReport) string { return fmt.Sprint(p.OverlapsUsed) })
+	row("VIOLATIONS: fencing", func(p phaseReport) string { return fmt.Sprint(p.FenceViolations) })
+	row("VIOLATIONS: lost updates", func(p phaseReport) string { return fmt.Sprint(p.LostUpdates) })
+	row("VIOLATIONS: leaked keys", func(p phaseReport) string { return fmt.Sprint(p.LeakedKeys) })
+	row("unexpected errors", func(p phaseReport) string { return fmt.Sprint(p.Unexpected) })
+	row("fenced writes accepted", func(p phaseReport) string { return fmt.Sprint(p.FencedWrites) })
+	row("stale fenced writes rejected", func(p phaseReport) string { return fmt.Sprint(p.StaleRejected) })
+	row("counter updates", func(p phaseReport) string { return fmt.Sprint(p.Updates) })
+	row("updates outside their window", func(p phaseReport) string { return fmt.Sprint(p.LateUpdates) })
+	row("uses skipped (validity passed)", func(p phaseReport) string { return fmt.Sprint(p.SkippedUses) })
+	row("locks left to expire", func(p phaseReport) string { return fmt.Sprint(p.Abandoned) })
+	tw.Flush()
+	for _, p := range r.Phases {
+		fmt.Fprintf(w, "\n%s: %s\n", p.Name, p.Conditions)
+		for _, e := range p.Examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+// write stores the report as indented JSON at path.
+func (r report) write(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// ttlNames formats TTLs for the report.
+func ttlNames(ds []time.Duration) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
