@@ -42,7 +42,8 @@
 // implements it, and are skipped otherwise:
 //
 //   - Notify: a message published by a script after Subscribe returned
-//     reaches the subscriber with its payload unchanged, in order.
+//     reaches the subscriber with its payload unchanged, in the order
+//     published from one node.
 //   - NotifyShared: three subscribers on each of two channels of one
 //     Notifier each get every message of their channel and nothing else.
 //   - NotifyCancel: a cancelled subscription gets nothing more while the

@@ -18,7 +18,11 @@ import (
 const deliveryWait = 10 * time.Second
 
 // publishScript publishes ARGV[2] on channel ARGV[1], as locksmith's release
-// script does, and returns how many subscribers the server reached.
+// script does, and returns how many subscribers the server reached. KEYS[1]
+// names the channel's hash slot, as the release script's lock key does, so
+// that a cluster client runs every publish on one channel on the same node:
+// messages published from different nodes of a cluster may arrive in any
+// order.
 const publishScript = `return redis.call('PUBLISH', ARGV[1], ARGV[2])`
 
 // notifier returns the Conn as a driver.Notifier, skipping the rule when it
@@ -87,7 +91,7 @@ func subscribe(t *testing.T, n driver.Notifier, channel string, in *inbox) func(
 
 func publish(t *testing.T, conn driver.Conn, channel, payload string) {
 	t.Helper()
-	if _, err := conn.Eval(t.Context(), publishScript, nil, []string{channel, payload}); err != nil {
+	if _, err := conn.Eval(t.Context(), publishScript, []string{channel}, []string{channel, payload}); err != nil {
 		t.Fatalf("publishing on %q: %v", channel, err)
 	}
 }
@@ -101,7 +105,8 @@ func checkPayloads(t *testing.T, who string, got, want []string) {
 
 // testNotify checks that a message published by a script after Subscribe
 // returned reaches the subscriber with its payload unchanged, and that
-// messages on one channel arrive in the order they were published.
+// messages published on one channel from one node arrive in the order they
+// were published.
 func testNotify(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	n := notifier(t, newConn)
 	channel := newChannel("notify")
