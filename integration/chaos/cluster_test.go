@@ -59,6 +59,17 @@ func (c *cluster) addToxic(i int, name, typ, stream string, attrs string) error 
 	return nil
 }
 
+// dropConnections stops node i's proxy, closing every connection through
+// it; reopen starts it again on the same address.
+func (c *cluster) dropConnections(i int) { c.proxies[i].Stop() }
+
+func (c *cluster) reopen(i int) error {
+	if err := c.proxies[i].Start(); err != nil {
+		return fmt.Errorf("node %d: restarting its proxy: %w", i, err)
+	}
+	return nil
+}
+
 // clearToxics removes every toxic from node i's proxy.
 func (c *cluster) clearToxics(i int) {
 	c.proxies[i].Toxics.ResetToxics(context.Background())

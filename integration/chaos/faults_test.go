@@ -125,7 +125,21 @@ func (in *injector) withToxic(picked []int, typ, stream, attrs string, hold time
 	}
 	time.Sleep(hold)
 	for _, i := range picked {
+		if typ == "timeout" {
+			// Requests swallowed on a connection that stays open would
+			// shift every later reply on it to the wrong request, which
+			// no TCP network does: a partition that long ends in broken
+			// connections. Close them all before traffic flows again.
+			in.c.dropConnections(i)
+		}
 		in.c.clearToxics(i)
+	}
+	for _, i := range picked {
+		if typ == "timeout" {
+			if err := in.c.reopen(i); err != nil {
+				in.t.Fatal(err)
+			}
+		}
 	}
 }
 
