@@ -117,7 +117,7 @@ type locksmithContender struct {
 
 func newLocksmith(tb testing.TB, conns []driver.Conn) contender {
 	tb.Helper()
-	client, err := redlock.New(conns)
+	client, err := redlock.New(conns, redlock.WithReleaseNotifications(true))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -30,8 +30,8 @@ const handoffHold = time.Millisecond
 // handoffContenders are the contenders of BenchmarkHandoff, each waiting
 // with its library's default retry settings:
 //
-//   - locksmith, locksmith-redigo, locksmith-rueidis: default options, so
-//     release notifications are on;
+//   - locksmith, locksmith-redigo, locksmith-rueidis: release
+//     notifications on (WithReleaseNotifications(true));
 //   - locksmith-polling: the goredis adapter with release notifications
 //     off, polling at the default delays (50 to 250 ms);
 //   - redsync: its defaults (32 tries, 50 to 250 ms apart);

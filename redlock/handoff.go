@@ -15,11 +15,17 @@ import (
 // again as soon as they are released instead of at the end of its retry
 // delay. Listening needs nodes whose Conns implement [driver.Notifier]; with
 // fewer than a majority of those the Client only polls, as it does with
-// notifications off. Default: on.
+// notifications off. Default: off.
+//
+// Notifications are off by default: the chaos suite (integration/chaos,
+// make chaos) reported overlapping lock windows in two short runs with
+// them on and none in a run of the same schedule with them off, and the
+// cause is not yet understood. Turn them on only where that risk is
+// acceptable, or with fencing tokens (WithFencing) guarding the resource.
 //
 // See the package documentation, "Fast hand-off".
 func WithReleaseNotifications(on bool) Option {
-	return optionFunc(func(c *config) { c.noNotifications = !on })
+	return optionFunc(func(c *config) { c.notifications = on })
 }
 
 // releaseWaits is a Client's record of the Lock calls that wait for keys
@@ -67,7 +73,7 @@ type waiter struct {
 // without a majority's announcements no release could ever be heard.
 func (c *Client) notifiers() []driver.Notifier {
 	c.waits.once.Do(func() {
-		if c.cfg.noNotifications {
+		if !c.cfg.notifications {
 			return
 		}
 		ns := make([]driver.Notifier, len(c.nodes))

@@ -102,7 +102,7 @@ func newHandoffScene(t *testing.T, nodes int, opts ...redlock.Option) *handoffSc
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts = append([]redlock.Option{redlock.WithNodeTimeout(testNodeTimeout),
+	opts = append([]redlock.Option{redlock.WithReleaseNotifications(true), redlock.WithNodeTimeout(testNodeTimeout),
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(neverPoll, 0, 3)), countingValues(&sc.attempts)}, opts...)
 	if sc.waiter, err = redlock.New(countReplies(conns, &sc.replies), opts...); err != nil {
 		t.Fatal(err)

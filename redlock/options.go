@@ -56,7 +56,7 @@ type config struct {
 	keyPrefix      string
 	fencing        bool
 
-	noNotifications bool // WithReleaseNotifications(false)
+	notifications bool // WithReleaseNotifications(true)
 
 	renewAt       float64       // share of the TTL left when renewal starts
 	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost

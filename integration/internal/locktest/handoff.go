@@ -45,7 +45,7 @@ func StartWaiter(t *testing.T, conns []driver.Conn, key string) *Waiter {
 		}
 		counted[i] = faults.CountReplies(n, &w.replies)
 	}
-	client := NewClient(t, counted, redlock.WithRetryStrategy(redlock.ConstantBackoff(NeverPoll, 0, 3)))
+	client := NewClient(t, counted, redlock.WithReleaseNotifications(true), redlock.WithRetryStrategy(redlock.ConstantBackoff(NeverPoll, 0, 3)))
 	ctx, cancel := context.WithTimeout(context.Background(), safetyNet)
 	t.Cleanup(cancel)
 	go func() {
