@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,10 @@ import (
 // low (see WithRenewal). The context passed to fn is cancelled as soon as
 // the lock can no longer be guaranteed, with a cause matching ErrLockLost,
 // before the lock's validity ends; fn must stop using the resource then.
+// Check ctx.Err() right before each use: it also compares the clock with
+// the lock's deadline, so it reports the loss on time even when a starved
+// process runs the timers that close ctx.Done() late. [LockFromContext]
+// returns the lock, for its fencing token.
 // It is also cancelled with a cause matching ErrHoldLimit when a bound set
 // by WithMaxHold or WithMaxRenewals is reached, and when ctx is done.
 //
@@ -59,9 +64,13 @@ func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn fu
 //
 // The context is cancelled, before l's validity ends, as soon as the lock
 // can no longer be guaranteed; its cause (context.Cause) then matches
-// ErrLockLost. It is cancelled with a cause matching ErrHoldLimit when a
-// bound set by WithMaxHold or WithMaxRenewals is reached, with ErrReleased
-// when l is unlocked, and when ctx is done, after which renewal stops too.
+// ErrLockLost. Its Err method also compares the clock with the lock's
+// deadline, so a holder that checks ctx.Err() before each use of the
+// resource sees the loss on time even when the timers that close
+// ctx.Done() run late. It is cancelled with a cause matching ErrHoldLimit
+// when a bound set by WithMaxHold or WithMaxRenewals is reached, with
+// ErrReleased when l is unlocked, and when ctx is done, after which renewal
+// stops too. [LockFromContext] returns l from it.
 //
 // stop ends the renewal, waits for the background goroutine to return and
 // cancels the context; it does not release the lock. It may be called more
@@ -78,25 +87,71 @@ func (l *Lock) KeepAlive(ctx context.Context) (_ context.Context, stop func()) {
 	kctx, cancel := context.WithCancelCause(parent)
 	if cause := l.startKeepAlive(ctx); cause != nil {
 		cancel(cause)
-		return kctx, func() { cancel(context.Canceled) }
+		return &heldContext{Context: kctx, lock: l}, func() { cancel(context.Canceled) }
 	}
+	r := &renewal{l: l, ctx: kctx, cancel: cancel, keys: l.names()}
 	stopCh := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.renew(kctx, cancel, stopCh)
+		r.run(stopCh)
 		l.mu.Lock()
 		l.keepingAlive = false
 		l.mu.Unlock()
 	}()
 	var once sync.Once
-	return kctx, func() {
+	return &heldContext{Context: kctx, lock: l, r: r}, func() {
 		once.Do(func() {
 			close(stopCh)
 			<-done
 			cancel(context.Canceled)
 		})
 	}
+}
+
+// LockFromContext returns the lock held for ctx: the lock of [Client.Do]
+// for the context passed to its function, or the lock of
+// [Lock.KeepAlive] for the context it returned, and for contexts derived
+// from those. It reports false for any other context.
+//
+// Use it to read the fencing token of a lock held by Do ([Lock.Token]),
+// or how long it is still valid.
+func LockFromContext(ctx context.Context) (*Lock, bool) {
+	if ctx == nil {
+		return nil, false
+	}
+	l, _ := ctx.Value(heldLockKey{}).(*Lock)
+	return l, l != nil
+}
+
+// heldLockKey is the context key of LockFromContext.
+type heldLockKey struct{}
+
+// heldContext is the context that KeepAlive returns and Do passes to its
+// function. Its Done channel is closed by the renewal goroutine and the
+// loss timer, which a starved process can run late; Err also checks the
+// clock, so that a holder that checks Err before each use of the resource
+// never relies on the lock past its loss margin, however late the timers
+// are.
+type heldContext struct {
+	context.Context
+	lock *Lock
+	r    *renewal // nil when KeepAlive refused
+}
+
+func (c *heldContext) Value(key any) any {
+	if key == (heldLockKey{}) {
+		return c.lock
+	}
+	return c.Context.Value(key)
+}
+
+func (c *heldContext) Err() error {
+	if err := c.Context.Err(); err != nil || c.r == nil {
+		return err
+	}
+	c.r.checkDeadline()
+	return c.Context.Err()
 }
 
 // startKeepAlive checks that l can be kept alive and marks it so. It
@@ -122,10 +177,71 @@ func (l *Lock) startKeepAlive(ctx context.Context) error {
 	return nil
 }
 
-// renew extends l each time its validity falls to the renewal point, until
-// stop is closed, ctx is done, or the lock is lost, released or at a hold
-// limit, in which case it cancels ctx with the reason.
-func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+// renewal is the state of one KeepAlive.
+type renewal struct {
+	l      *Lock
+	ctx    context.Context // cancelled when renewal ends, with the reason
+	cancel context.CancelCauseFunc
+	keys   []string
+
+	reported atomic.Bool // LockLost was reported
+
+	mu      sync.Mutex
+	lastErr error // of the last failed renewal round
+}
+
+// lost gives the lock up with cause. LockLost is reported once, by the
+// call whose cause ended the context, not when stop, the caller or an
+// earlier loss got there first.
+func (r *renewal) lost(cause error) {
+	r.cancel(cause)
+	if context.Cause(r.ctx) == cause && r.reported.CompareAndSwap(false, true) {
+		r.l.client.cfg.obs.lockLost(r.ctx, r.keys, r.l.value, cause)
+	}
+}
+
+// lossCause describes a lock whose loss margin was reached before it was
+// renewed.
+func (r *renewal) lossCause() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cause := fmt.Errorf("%w: not renewed before the loss margin", ErrLockLost)
+	if r.lastErr != nil {
+		cause = fmt.Errorf("%w: %w", cause, r.lastErr)
+	}
+	return cause
+}
+
+// lossDeadline returns when the lock counts as lost unless renewed: its
+// validity less the loss margin. ok is false once Unlock has started.
+func (r *renewal) lossDeadline() (deadline time.Time, ok bool) {
+	l := r.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.unlocking {
+		return time.Time{}, false
+	}
+	return l.validUntil.Add(-share(l.req.ttl, l.client.cfg.lossMargin)), true
+}
+
+// checkDeadline ends the context at once when the lock was unlocked or
+// its loss deadline has passed, for Err to report even before the
+// goroutines that watch for those have run.
+func (r *renewal) checkDeadline() {
+	deadline, ok := r.lossDeadline()
+	switch {
+	case !ok:
+		r.cancel(ErrReleased)
+	case !time.Now().Before(deadline):
+		r.lost(r.lossCause())
+	}
+}
+
+// run extends the lock each time its validity falls to the renewal point,
+// until stop is closed, the context is done, or the lock is lost, released
+// or at a hold limit, in which case it cancels the context with the reason.
+func (r *renewal) run(stop <-chan struct{}) {
+	l, ctx, cancel := r.l, r.ctx, r.cancel
 	cfg := &l.client.cfg
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -141,29 +257,9 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 		return false
 	}
 
-	keys := l.names()
-	// lost gives the lock up; it is reported only when this cancel is the
-	// one that ended ctx, not when stop or the caller got there first.
-	lost := func(cause error) {
-		cancel(cause)
-		if context.Cause(ctx) == cause {
-			cfg.obs.lockLost(ctx, keys, l.value, cause)
-		}
-	}
-
 	// The loss deadline fires on its own timer so that it is met even
 	// while a renewal round is in flight.
-	var lastErr error
-	var lastErrMu sync.Mutex
-	lossTimer := time.AfterFunc(time.Hour, func() {
-		lastErrMu.Lock()
-		defer lastErrMu.Unlock()
-		cause := fmt.Errorf("%w: not renewed before the loss margin", ErrLockLost)
-		if lastErr != nil {
-			cause = fmt.Errorf("%w: %w", cause, lastErr)
-		}
-		lost(cause)
-	})
+	lossTimer := time.AfterFunc(time.Hour, func() { r.lost(r.lossCause()) })
 	defer lossTimer.Stop()
 
 	for renewals := 0; ; renewals++ {
@@ -174,7 +270,7 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 			cancel(ErrReleased)
 			return
 		}
-		if !lossTimer.Stop() {
+		if !lossTimer.Stop() || ctx.Err() != nil {
 			return // the lock was declared lost
 		}
 		lossTimer.Reset(time.Until(until.Add(-share(req.ttl, cfg.lossMargin))))
@@ -202,12 +298,12 @@ func (l *Lock) renew(ctx context.Context, cancel context.CancelCauseFunc, stop <
 			if errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum {
 				// Too many nodes answered that the lock is gone:
 				// no retry can win it back.
-				lost(fmt.Errorf("%w: %w", ErrLockLost, err))
+				r.lost(fmt.Errorf("%w: %w", ErrLockLost, err))
 				return
 			}
-			lastErrMu.Lock()
-			lastErr = err
-			lastErrMu.Unlock()
+			r.mu.Lock()
+			r.lastErr = err
+			r.mu.Unlock()
 			// Node errors may pass; retry until the loss timer
 			// fires.
 			if !sleep(req.nodeTimeout) {

@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -337,5 +338,53 @@ func TestMultiKeyLocks(t *testing.T) {
 	})
 	if err != nil || len(keys) != 2 {
 		t.Errorf("DoMulti = %v with keys %v held inside, want nil and [x y]", err, keys)
+	}
+}
+
+func TestLockFromContext(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithFencing())
+	ctx := context.Background()
+	type ctxKey struct{}
+	var inFn *redlock.Lock
+	err := client.Do(ctx, "k", time.Minute, func(ctx context.Context) error {
+		l, ok := redlock.LockFromContext(context.WithValue(ctx, ctxKey{}, 1))
+		if !ok {
+			return errors.New("LockFromContext found no lock in a context derived from Do's")
+		}
+		inFn = l
+		if l.Key() != "k" || l.Token() == 0 || l.TTL() <= 0 {
+			return fmt.Errorf("the lock in Do's context: key %q, token %d, TTL %v", l.Key(), l.Token(), l.TTL())
+		}
+		if n := c.holders(t, "k", l.Value()); n != 3 {
+			return fmt.Errorf("%d nodes hold the value of the lock in Do's context, want 3", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if inFn == nil {
+		t.Fatal("fn did not run")
+	}
+
+	l := mustLock(t, client, "other", time.Minute)
+	kctx, stop := l.KeepAlive(ctx)
+	if got, ok := redlock.LockFromContext(kctx); !ok || got != l {
+		t.Errorf("LockFromContext(KeepAlive's context) = %p, %v; want %p", got, ok, l)
+	}
+	stop()
+	if err := l.Unlock(ctx); err != nil {
+		t.Errorf("Unlock: %v", err)
+	}
+
+	var nilLock *redlock.Lock
+	refused, stopRefused := nilLock.KeepAlive(ctx)
+	defer stopRefused()
+	var nilCtx context.Context
+	for name, ctx := range map[string]context.Context{"Background": ctx, "nil": nilCtx, "refused KeepAlive of a nil lock": refused} {
+		if got, ok := redlock.LockFromContext(ctx); ok || got != nil {
+			t.Errorf("LockFromContext(%s) = %p, %v; want nil, false", name, got, ok)
+		}
 	}
 }
