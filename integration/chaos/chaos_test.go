@@ -49,7 +49,7 @@ var profiles = map[string]profile{
 			NodeTimeout: 50 * time.Millisecond, PauseShare: 0.05, AbandonShare: 0.02,
 			Hold: 5 * time.Millisecond, Gap: 100 * time.Microsecond,
 		},
-		safeMin: 5 * time.Minute, safeMax: 45 * time.Minute,
+		safeMin: 5 * time.Minute, safeMax: 75 * time.Minute,
 		minGrants: 100_000, minFaults: 1000,
 		control: 90 * time.Second,
 	},
@@ -156,6 +156,7 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	if ph.control {
 		duration = prof.control
 	}
+	lastProgress := start
 	done := func() bool {
 		elapsed := time.Since(start)
 		if ph.control {
@@ -170,6 +171,10 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 			granted += n
 		}
 		rec.mu.Unlock()
+		if time.Since(lastProgress) >= time.Minute {
+			lastProgress = time.Now()
+			t.Logf("%s: %v, %d grants, %d faults", ph.name, elapsed.Round(time.Second), granted, inj.n)
+		}
 		return elapsed >= duration && granted >= prof.minGrants && inj.n >= prof.minFaults
 	}
 	if len(ph.faults) > 0 {

@@ -22,6 +22,7 @@ type grant struct {
 	ID       int
 	Resource string
 	Kind     string
+	Adapter  string // the driver adapter of the holder's Client
 	// Start is when the Lock call began; Acquired when it returned.
 	Start, Acquired, End time.Duration
 	// Token is the fencing token, 0 for an unfenced lock.
@@ -59,8 +60,16 @@ type overlap struct {
 
 func (o overlap) String() string {
 	e, l := o.Earlier, o.Later
-	return fmt.Sprintf("%s: window of grant %d (%s) [%v, %v] overlaps grant %d (%s) [%v, %v]",
-		l.Resource, l.ID, l.Kind, l.Acquired, l.End, e.ID, e.Kind, e.Acquired, e.End)
+	return fmt.Sprintf("%s: window of grant %d (%s) overlaps grant %d (%s)", l.Resource, l.ID, l, e.ID, e)
+}
+
+// String describes g's kind, adapter and times.
+func (g grant) String() string {
+	kind := g.Kind
+	if g.Adapter != "" {
+		kind += " over " + g.Adapter
+	}
+	return fmt.Sprintf("%s, called at %v, window [%v, %v]", kind, g.Start, g.Acquired, g.End)
 }
 
 // overlaps returns every grant whose window starts before the window of an

@@ -24,7 +24,12 @@ type recorder struct {
 	pauses    int             // client-side pauses between acquiring and using
 	pauseTime time.Duration
 	abandoned int // locks left to expire instead of being released
-	unexpect  []string
+	// lateCancels counts the contexts of lost renewed locks seen
+	// cancelled only after the lock's validity had ended, and
+	// maxCancelDelay is the longest such delay.
+	lateCancels    int
+	maxCancelDelay time.Duration
+	unexpect       []string
 
 	store    fencedStore
 	counters counters
@@ -85,6 +90,13 @@ func (r *recorder) skip() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.skipped++
+}
+
+func (r *recorder) lateCancel(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lateCancels++
+	r.maxCancelDelay = max(r.maxCancelDelay, d)
 }
 
 func (r *recorder) abandon() {

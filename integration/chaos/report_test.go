@@ -55,6 +55,11 @@ type phaseReport struct {
 	LateUpdates   int `json:"updates_outside_window"`
 	SkippedUses   int `json:"uses_skipped_validity_passed"`
 	Abandoned     int `json:"locks_abandoned_to_expire"`
+	// LateCancels counts renewed locks whose context was seen cancelled
+	// for the loss only after the validity had ended (the process ran its
+	// timers late), MaxCancelDelay the longest delay.
+	LateCancels    int    `json:"late_cancellations"`
+	MaxCancelDelay string `json:"max_cancellation_delay"`
 
 	// Examples are the first violations of each checker.
 	Examples []string `json:"examples,omitempty"`
@@ -111,6 +116,7 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	p.Updates = len(rec.rmws)
 	p.LateUpdates = lateUses(rec.grants, rec.rmws)
 	p.SkippedUses, p.Abandoned = rec.skipped, rec.abandoned
+	p.LateCancels, p.MaxCancelDelay = rec.lateCancels, rec.maxCancelDelay.Round(time.Millisecond).String()
 	for _, list := range [][]string{fence, leaks, rec.unexpect} {
 		p.Examples = append(p.Examples, list[:min(3, len(list))]...)
 	}
@@ -179,6 +185,9 @@ func (r report) print(w io.Writer) {
 	row("updates outside their window", func(p phaseReport) string { return fmt.Sprint(p.LateUpdates) })
 	row("uses skipped (validity passed)", func(p phaseReport) string { return fmt.Sprint(p.SkippedUses) })
 	row("locks left to expire", func(p phaseReport) string { return fmt.Sprint(p.Abandoned) })
+	row("lost locks' contexts closed after the validity (max delay)", func(p phaseReport) string {
+		return fmt.Sprintf("%d (%s)", p.LateCancels, p.MaxCancelDelay)
+	})
 	tw.Flush()
 	for _, p := range r.Phases {
 		fmt.Fprintf(w, "\n%s: %s\n", p.Name, p.Conditions)

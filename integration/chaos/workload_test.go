@@ -59,6 +59,9 @@ func newClients(t *testing.T, addrs []string, w workload) clients {
 	opts := []redlock.Option{
 		redlock.WithNodeTimeout(w.NodeTimeout),
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(5*time.Millisecond, 20*time.Millisecond, retries)),
+		// Waiters are woken by release notifications, so that hand-offs
+		// race with expiry and faults as closely as they can.
+		redlock.WithReleaseNotifications(true),
 	}
 	var c clients
 	for _, a := range adapters.All() {
@@ -92,7 +95,7 @@ func (w workload) run(c clients, rec *recorder, seed uint64) (stop func()) {
 			rng:  rand.New(rand.NewPCG(seed, uint64(i)+1)),
 		}
 		a := (i / len(kinds)) % len(c.plain)
-		wk.plain, wk.fenced = c.plain[a], c.fenced[a]
+		wk.plain, wk.fenced, wk.adapter = c.plain[a], c.fenced[a], c.names[a]
 		wg.Go(func() { wk.loop(ctx) })
 	}
 	var once sync.Once
@@ -108,6 +111,7 @@ type worker struct {
 	w             workload
 	rec           *recorder
 	kind          string
+	adapter       string
 	rng           *rand.Rand
 	plain, fenced *redlock.Client
 }
@@ -132,7 +136,7 @@ func (wk *worker) loop(ctx context.Context) {
 // lock calls Lock and records the attempt; it returns nil when no lock
 // was granted.
 func (wk *worker) lock(ctx context.Context, c *redlock.Client, resource string, ttl time.Duration) (*redlock.Lock, grant) {
-	g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Start: wk.rec.now()}
+	g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Adapter: wk.adapter, Start: wk.rec.now()}
 	l, err := c.Lock(ctx, resource, ttl)
 	g.Acquired = wk.rec.now()
 	if err != nil {
@@ -173,16 +177,23 @@ func (wk *worker) lockUseUnlock(ctx context.Context, c *redlock.Client, resource
 	wk.rec.addGrant(g)
 }
 
-// do holds a lock through Client.Do; its window ends when fn returns or
-// the context Do hands out is cancelled, whichever comes first.
+// do holds a lock through Client.Do; its window ends when fn returns, the
+// context Do hands out is cancelled or the lock's validity ends, whichever
+// comes first. The holder trusts the context alone: Do promises that
+// ctx.Err() reports a lock that can no longer be guaranteed.
 func (wk *worker) do(ctx context.Context, resource string, ttl time.Duration) {
 	start := wk.rec.now()
 	called := false
 	err := wk.plain.Do(ctx, resource, ttl, func(lctx context.Context) error {
 		called = true
-		g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Start: start, Acquired: wk.rec.now()}
+		g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Adapter: wk.adapter, Start: start, Acquired: wk.rec.now()}
 		wk.rec.attempt(wk.kind, true, g.Acquired-g.Start)
-		g.End = wk.holdRenewed(lctx, g, ttl, func() bool { return lctx.Err() == nil })
+		l, ok := redlock.LockFromContext(lctx)
+		if !ok {
+			wk.rec.unexpected("do: LockFromContext found no lock in the context Do passed")
+			return nil
+		}
+		g.End = wk.holdRenewed(lctx, l, g, ttl, func() bool { return lctx.Err() == nil })
 		wk.rec.addGrant(g)
 		return nil
 	})
@@ -201,7 +212,7 @@ func (wk *worker) keepAlive(ctx context.Context, resource string, ttl time.Durat
 		return
 	}
 	kctx, stop := l.KeepAlive(ctx)
-	g.End = wk.holdRenewed(kctx, g, ttl, func() bool {
+	g.End = wk.holdRenewed(kctx, l, g, ttl, func() bool {
 		return kctx.Err() == nil && wk.rec.now() < wk.rec.at(l.ValidUntil())-useMargin(ttl)
 	})
 	stop()
@@ -210,10 +221,12 @@ func (wk *worker) keepAlive(ctx context.Context, resource string, ttl time.Durat
 	wk.rec.addGrant(g)
 }
 
-// holdRenewed uses a renewed lock for 0.5 to 1.5 TTL, while valid reports
-// true, and returns the end of its window: now, or the moment lctx was
-// cancelled if that came first.
-func (wk *worker) holdRenewed(lctx context.Context, g grant, ttl time.Duration, valid func() bool) time.Duration {
+// holdRenewed uses the renewed lock l for 0.5 to 1.5 TTL, while valid
+// reports true, and returns the end of its window: the earliest of now,
+// the end of l's validity and the moment lctx was seen cancelled. A
+// cancellation for a lost lock seen after the validity ended is recorded:
+// the goroutines that close lctx.Done() ran late.
+func (wk *worker) holdRenewed(lctx context.Context, l *redlock.Lock, g grant, ttl time.Duration, valid func() bool) time.Duration {
 	cancelled := make(chan time.Duration, 1)
 	stopWatch := context.AfterFunc(lctx, func() { cancelled <- wk.rec.now() })
 	until := g.Acquired + ttl/2 + wk.randDur(ttl)
@@ -224,9 +237,14 @@ func (wk *worker) holdRenewed(lctx context.Context, g grant, ttl time.Duration, 
 		}
 		time.Sleep(wk.randDur(wk.w.Hold))
 	}
-	end := wk.rec.now()
+	validUntil := wk.rec.at(l.ValidUntil())
+	end := min(wk.rec.now(), validUntil)
 	if !stopWatch() {
-		end = min(end, <-cancelled)
+		at := <-cancelled
+		if errors.Is(context.Cause(lctx), redlock.ErrLockLost) && at > validUntil {
+			wk.rec.lateCancel(at - validUntil)
+		}
+		end = min(end, at)
 	}
 	return end
 }
