@@ -64,8 +64,8 @@
 // publishes nothing) or one that expires all leave the waiter to its
 // polling, as before. A call that had to set up the subscriptions first
 // retries once at once, since a release in the meantime went unheard; that
-// attempt counts against its retry budget. Listening is off by default and
-// [WithReleaseNotifications] turns it on; its documentation says why.
+// attempt counts against its retry budget. Listening is on by default;
+// [WithReleaseNotifications](false) turns it off.
 //
 // # Automatic renewal
 //

@@ -15,13 +15,12 @@ import (
 // again as soon as they are released instead of at the end of its retry
 // delay. Listening needs nodes whose Conns implement [driver.Notifier]; with
 // fewer than a majority of those the Client only polls, as it does with
-// notifications off. Default: off.
+// notifications off. Default: on.
 //
-// Notifications are off by default: the chaos suite (integration/chaos,
-// make chaos) reported overlapping lock windows in two short runs with
-// them on and none in a run of the same schedule with them off, and the
-// cause is not yet understood. Turn them on only where that risk is
-// acceptable, or with fencing tokens (WithFencing) guarding the resource.
+// Turn them off where the nodes' users may not SUBSCRIBE (a Conn refused
+// by the server falls back to polling anyway, after one failed
+// subscription per key), or to keep the one extra connection per node
+// that a waiting Client holds.
 //
 // See the package documentation, "Fast hand-off".
 func WithReleaseNotifications(on bool) Option {

@@ -56,7 +56,7 @@ type config struct {
 	keyPrefix      string
 	fencing        bool
 
-	notifications bool // WithReleaseNotifications(true)
+	notifications bool // WithReleaseNotifications; on by default
 
 	renewAt       float64       // share of the TTL left when renewal starts
 	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost
@@ -78,11 +78,12 @@ type config struct {
 
 func newConfig(opts []Option) (config, error) {
 	c := config{
-		retry:       ConstantBackoff(DefaultRetryDelay, DefaultRetryJitter, DefaultRetryCount),
-		driftFactor: DefaultDriftFactor,
-		newValue:    randomValue,
-		renewAt:     DefaultRenewAt,
-		lossMargin:  DefaultLossMargin,
+		retry:         ConstantBackoff(DefaultRetryDelay, DefaultRetryJitter, DefaultRetryCount),
+		driftFactor:   DefaultDriftFactor,
+		newValue:      randomValue,
+		renewAt:       DefaultRenewAt,
+		lossMargin:    DefaultLossMargin,
+		notifications: true,
 	}
 	for _, o := range opts {
 		if o == nil {
