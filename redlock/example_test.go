@@ -207,3 +207,27 @@ func ExampleWithLogger() {
 	// level=DEBUG msg="redlock: lock acquired" key=invoice:42 attempts=1
 	// level=DEBUG msg="redlock: lock released" key=invoice:42 granted=3 refused=0 errors=0 quorum=2
 }
+
+func ExampleLockFromContext() {
+	conns, stop := exampleNodes(3)
+	defer stop()
+
+	client, err := redlock.New(conns, redlock.WithFencing())
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = client.Do(context.Background(), "ledger", 10*time.Second, func(ctx context.Context) error {
+		lock, _ := redlock.LockFromContext(ctx)
+		// Check ctx.Err() right before each write, and send the token
+		// with it: the store rejects a token lower than one it accepted.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fmt.Println("writing to", lock.Key(), "with fencing token", lock.Token())
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output: writing to ledger with fencing token 1
+}
