@@ -221,7 +221,13 @@ func (r *renewal) lossDeadline() (deadline time.Time, ok bool) {
 	if l.unlocking {
 		return time.Time{}, false
 	}
-	return l.validUntil.Add(-share(l.req.ttl, l.client.cfg.lossMargin)), true
+	return l.client.cfg.lossDeadline(l.validUntil, l.req.ttl), true
+}
+
+// lossDeadline returns when a lock valid until until with the given TTL
+// counts as lost unless renewed: the loss timer and Err share it.
+func (c *config) lossDeadline(until time.Time, ttl time.Duration) time.Time {
+	return until.Add(-share(ttl, c.lossMargin))
 }
 
 // checkDeadline ends the context at once when the lock was unlocked or
@@ -273,7 +279,7 @@ func (r *renewal) run(stop <-chan struct{}) {
 		if !lossTimer.Stop() || ctx.Err() != nil {
 			return // the lock was declared lost
 		}
-		lossTimer.Reset(time.Until(until.Add(-share(req.ttl, cfg.lossMargin))))
+		lossTimer.Reset(time.Until(cfg.lossDeadline(until, req.ttl)))
 		renewAt := until.Add(-share(req.ttl, cfg.renewAt))
 
 		if limitAt, cause := l.holdLimit(renewAt, renewals); cause != nil {
