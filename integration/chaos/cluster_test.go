@@ -10,6 +10,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/locksmith-go/locksmith/integration/internal/locktest"
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
 )
 
@@ -75,38 +76,22 @@ func (c *cluster) clearToxics(i int) {
 	c.proxies[i].Toxics.ResetToxics(context.Background())
 }
 
-// scan lists every key of every node with its PTTL. A key that expires
-// between SCAN and PTTL is left out.
-func (c *cluster) scan(ctx context.Context) ([]storedKey, error) {
+// storedKeys lists every key of every node with its PTTL. A key that
+// expires between KEYS and PTTL is left out.
+func (c *cluster) storedKeys(t *testing.T) []storedKey {
 	var out []storedKey
 	for i, n := range c.nodes {
-		cursor := "0"
-		for {
-			reply, err := n.DoContext(ctx, "SCAN", cursor, "COUNT", "1000")
-			if err != nil {
-				return nil, fmt.Errorf("node %d: SCAN: %w", i, err)
-			}
-			parts, ok := reply.([]any)
-			if !ok || len(parts) != 2 {
-				return nil, fmt.Errorf("node %d: SCAN replied %v", i, reply)
-			}
-			keys, _ := parts[1].([]any)
-			for _, k := range keys {
-				key, _ := k.(string)
-				pttl, err := n.DoContext(ctx, "PTTL", key)
-				if err != nil {
-					return nil, fmt.Errorf("node %d: PTTL %s: %w", i, key, err)
-				}
-				if ms, _ := pttl.(int64); ms != -2 {
-					out = append(out, storedKey{Node: i, Key: key, PTTL: ms})
-				}
-			}
-			if cursor, _ = parts[0].(string); cursor == "0" {
-				break
+		for _, key := range locktest.Keys(t, n, "*") {
+			switch pttl := locktest.PTTL(t, n, key); {
+			case pttl == -2: // expired meanwhile
+			case pttl < 0:
+				out = append(out, storedKey{Node: i, Key: key, PTTL: int64(pttl)})
+			default:
+				out = append(out, storedKey{Node: i, Key: key, PTTL: pttl.Milliseconds()})
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // settle ends when every lock key set before it was called has expired:
