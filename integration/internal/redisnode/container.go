@@ -148,7 +148,7 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 		if err != nil {
 			return nil, err
 		}
-		d := &dockerNode{hostPort: ports[0], cluster: cfg.Cluster, ca: ca, password: cfg.Password}
+		d := &dockerNode{hostPort: ports[0], cluster: cfg.Cluster, ca: ca, password: cfg.Password, ports: ports}
 		exposed := []string{redisPort + "/tcp"}
 		bindings := network.PortMap{network.MustParsePort(redisPort + "/tcp"): {loopbackBinding(d.hostPort)}}
 		if ca != nil {
@@ -169,6 +169,7 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 			testcontainers.WithFiles(files...),
 		)
 		if c == nil {
+			releasePorts(ports...)
 			return nil, fmt.Errorf("creating a container of %s: %w", image, err)
 		}
 		d.c = c
@@ -205,6 +206,7 @@ func containerFile(path string, data []byte) testcontainers.ContainerFile {
 type dockerNode struct {
 	c                     *testcontainers.DockerContainer
 	hostPort, hostTLSPort int
+	ports                 []int // reserved by freePorts until destroy
 	cluster               bool
 	ca                    *testCA
 	password              string
@@ -353,7 +355,11 @@ func (d *dockerNode) logTail(ctx context.Context) string {
 func (d *dockerNode) destroy(ctx context.Context) error {
 	// Removal is forced, so a paused or running container goes at once;
 	// there is nothing to shut down gracefully at this point.
-	return testcontainers.TerminateContainer(d.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
+	err := testcontainers.TerminateContainer(d.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
+	if err == nil {
+		releasePorts(d.ports...) // Docker has let go of them
+	}
+	return err
 }
 
 var (

@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,4 +140,116 @@ func leakOneServer(t *testing.T) {
 		t.Fatalf("starting the server to leak: %v", err)
 	}
 	t.Logf("leaving %s behind", srv.addr())
+}
+
+// A redis-server that cannot bind its port exits, but until it does a PING
+// to the port is answered by whoever holds it. Start-up must wait for the
+// server's own word that it listens, not for any answer.
+func TestProcessOnATakenPortIsNotReady(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server must be on PATH: %v", err)
+	}
+	stranger := pongServer(t)
+	dir := t.TempDir()
+	p := &process{bin: bin, dir: dir, conf: dir + "/redis.conf", logPath: dir + "/redis.log",
+		port: stranger.Addr().(*net.TCPAddr).Port}
+	if err := os.WriteFile(p.conf, []byte(p.render(Config{}, false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.destroy(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := waitReady(ctx, p.addr(), ""); err != nil {
+		t.Fatalf("the stranger on %s should answer PING: %v", p.addr(), err)
+	}
+	if err := p.awaitListening(ctx); err == nil {
+		t.Fatalf("awaitListening = nil for a server whose port %s is taken; log:\n%s", p.addr(), p.logTail(ctx))
+	}
+	if tail := p.logTail(ctx); !strings.Contains(tail, "Address already in use") {
+		t.Errorf("the log does not show the failed bind:\n%s", tail)
+	}
+}
+
+// Restart fails, instead of handing out a stranger's address, when another
+// program took the port while the node was down.
+func TestRestartOnATakenPortFails(t *testing.T) {
+	n := NewProcessProvider().Start(t, 1, Config{})[0]
+	n.Stop(t)
+	pongServerAt(t, n.Addr())
+	rec := &fatalRecorder{TB: t}
+	n.Restart(rec)
+	if !strings.Contains(rec.fatal, "exited during start-up") {
+		t.Errorf("Restart with %s taken: fatal %q, want it to report that redis-server exited", n.Addr(), rec.fatal)
+	}
+}
+
+func TestFreePortsReservesUntilReleased(t *testing.T) {
+	first, err := freePorts(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := freePorts(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releasePorts(second...)
+	for _, port := range second {
+		if slices.Contains(first, port) {
+			t.Errorf("port %d handed out twice while reserved", port)
+		}
+	}
+	releasePorts(first...)
+	reserved.Lock()
+	defer reserved.Unlock()
+	for _, port := range first {
+		if reserved.m[port] {
+			t.Errorf("port %d still reserved after release", port)
+		}
+	}
+}
+
+// pongServer listens on a free loopback port and answers every read with
+// +PONG, the way any Redis would answer a PING.
+func pongServer(t *testing.T) net.Listener { return pongServerAt(t, "127.0.0.1:0") }
+
+func pongServerAt(t *testing.T, addr string) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				buf := make([]byte, 512)
+				for {
+					if _, err := c.Read(buf); err != nil {
+						return
+					}
+					if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	return l
 }

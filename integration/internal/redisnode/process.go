@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,41 +85,93 @@ func startProcess(ctx context.Context, bin, dir string, cfg Config, ca *testCA) 
 		if cfg.Cluster {
 			p.busPort = ports[2]
 		}
+		p.ports = p.usedPorts()
+		releasePorts(unused(ports, p.ports)...)
 		if err := os.WriteFile(p.conf, []byte(p.render(cfg, ca != nil)), 0o600); err != nil {
+			releasePorts(p.ports...)
 			return nil, err
 		}
 		if err := p.start(ctx); err != nil {
+			releasePorts(p.ports...)
 			return nil, err
 		}
-		// A server that cannot bind exits at once; one that binds answers.
-		lastErr = waitReadyOrExit(ctx, p, cfg.Password)
+		lastErr = p.awaitListening(ctx)
 		if lastErr == nil {
 			return p, nil
 		}
 		if !strings.Contains(p.logTail(ctx), "Address already in use") {
 			return p, lastErr
 		}
+		// Another program bound one of the ports between freePorts and
+		// redis-server, which has exited: try other ports.
+		releasePorts(p.ports...)
 	}
 	return nil, fmt.Errorf("no free port after %d attempts: %w", portAttempts, lastErr)
 }
 
-// waitReadyOrExit waits until the process answers PING or exits.
-func waitReadyOrExit(ctx context.Context, p *process, password string) error {
-	ctx, cancel := context.WithCancel(ctx)
+// usedPorts returns the ports the configuration listens on.
+func (p *process) usedPorts() []int {
+	used := []int{p.port}
+	for _, port := range []int{p.tlsPort, p.busPort} {
+		if port != 0 {
+			used = append(used, port)
+		}
+	}
+	return used
+}
+
+// unused returns the ports of picked that are not in used.
+func unused(picked, used []int) []int {
+	var out []int
+	for _, port := range picked {
+		if !slices.Contains(used, port) {
+			out = append(out, port)
+		}
+	}
+	return out
+}
+
+// readyLine starts the line redis-server logs once its listening sockets are
+// bound ("Ready to accept connections", followed by "tcp" on 7.2 and later).
+const readyLine = "Ready to accept connections"
+
+// awaitListening waits until the process started last logs that it accepts
+// connections, or exits. An answer to PING does not prove the server is this
+// one: when another server holds the port, this process fails to bind and
+// exits while the other answers. The log line does, since redis-server writes
+// it only once it holds its own sockets. It needs the default log level
+// (notice) or a more verbose one.
+func (p *process) awaitListening(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	p.mu.Lock()
-	done := p.done
+	done, offset := p.done, p.logOffset
 	p.mu.Unlock()
-	result := make(chan error, 1)
-	go func() { result <- waitReady(ctx, p.addr(), password) }()
-	select {
-	case err := <-result:
-		return err
-	case <-done:
-		cancel()
-		<-result
-		return fmt.Errorf("redis-server exited during start-up")
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	for {
+		if p.loggedSince(offset, readyLine) {
+			return nil
+		}
+		select {
+		case <-done:
+			return errors.New("redis-server exited during start-up")
+		case <-ctx.Done():
+			return fmt.Errorf("redis-server did not log %q within %s (is loglevel above notice?): %w", readyLine, readyTimeout, ctx.Err())
+		case <-ticker.C:
+		}
 	}
+}
+
+// loggedSince reports whether the log, from byte offset on, contains s.
+func (p *process) loggedSince(offset int64, s string) bool {
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<40))
+	return err == nil && strings.Contains(string(data), s)
 }
 
 func (p *process) render(cfg Config, withTLS bool) string {
@@ -150,10 +204,12 @@ func (p *process) render(cfg Config, withTLS bool) string {
 type process struct {
 	bin, dir, conf, logPath string
 	port, tlsPort, busPort  int
+	ports                   []int // reserved by freePorts until destroy
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed once cmd has been waited for
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	done      chan struct{} // closed once cmd has been waited for
+	logOffset int64         // size of the log when cmd started
 }
 
 func (p *process) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
@@ -175,6 +231,10 @@ func (p *process) start(context.Context) error {
 		return err
 	}
 	defer logFile.Close() // the child holds its own descriptor
+	info, err := logFile.Stat()
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(p.bin, p.conf)
 	cmd.Dir = p.dir
 	cmd.Stdout = logFile
@@ -195,7 +255,7 @@ func (p *process) start(context.Context) error {
 		close(done)
 	}()
 	p.mu.Lock()
-	p.cmd, p.done = cmd, done
+	p.cmd, p.done, p.logOffset = cmd, done, info.Size()
 	p.mu.Unlock()
 	return nil
 }
@@ -249,7 +309,10 @@ func (p *process) kill(ctx context.Context) error {
 func (p *process) pause(context.Context) error  { return p.signal(syscall.SIGSTOP) }
 func (p *process) resume(context.Context) error { return p.signal(syscall.SIGCONT) }
 
-func (p *process) afterStart(context.Context, *Node) error { return nil }
+// afterStart makes sure that the server that answered is this process,
+// which matters after a restart too: another program may have taken the port
+// while the node was down.
+func (p *process) afterStart(ctx context.Context, _ *Node) error { return p.awaitListening(ctx) }
 
 func (p *process) logTail(context.Context) string {
 	data, err := os.ReadFile(p.logPath)
@@ -260,6 +323,7 @@ func (p *process) logTail(context.Context) string {
 }
 
 func (p *process) destroy(ctx context.Context) error {
+	defer releasePorts(p.ports...)
 	cmd, done := p.current()
 	if cmd == nil {
 		return nil
@@ -275,20 +339,45 @@ func (p *process) destroy(ctx context.Context) error {
 	return p.waitExit(ctx)
 }
 
-// freePorts asks the kernel for n distinct free loopback ports. They are
-// released before use, so a caller must cope with losing one to a race.
+// freePorts asks the kernel for n distinct free loopback ports and reserves
+// them in this test binary until [releasePorts], so that servers started in
+// parallel by one binary never get the same port. The kernel's listeners are
+// closed before the ports are used, so a caller must still cope with losing
+// one to another program.
 func freePorts(n int) ([]int, error) {
+	reserved.Lock()
+	defer reserved.Unlock()
 	ports := make([]int, 0, n)
-	for range n {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
 		defer l.Close() // held until all n are picked, so they differ
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		if port := l.Addr().(*net.TCPAddr).Port; !reserved.m[port] {
+			ports = append(ports, port)
+		}
+	}
+	for _, port := range ports {
+		reserved.m[port] = true
 	}
 	return ports, nil
 }
+
+// releasePorts ends the reservation of ports made by [freePorts].
+func releasePorts(ports ...int) {
+	reserved.Lock()
+	defer reserved.Unlock()
+	for _, port := range ports {
+		delete(reserved.m, port)
+	}
+}
+
+// reserved holds the ports handed out by freePorts and not yet released.
+var reserved = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
 
 // Processes started by this test binary and not yet reaped, for the leak
 // check in Main.
