@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // Backend names a way of running Redis servers.
@@ -178,7 +180,10 @@ func requireMain(t testing.TB) {
 // Main runs the tests of a package that uses redisnode and then checks that
 // no redis-server process started by this test binary and no container
 // labelled with this run's id is left; any leftover is printed, removed and
-// makes the run fail. Use it as
+// makes the run fail. When the tests passed, it also fails the run if a
+// goroutine outlived them (go.uber.org/goleak): clients, subscriptions and
+// renewals must all have been stopped. opts add goleak options, such as
+// goroutines of a dependency to ignore. Use it as
 //
 //	func TestMain(m *testing.M) { os.Exit(redisnode.Main(m)) }
 //
@@ -186,7 +191,7 @@ func requireMain(t testing.TB) {
 // TESTCONTAINERS_RYUK_DISABLED is already set: the reaper is an image that
 // would have to be pulled, and every container here is terminated by its
 // test's cleanup and checked by this leak check instead.
-func Main(m *testing.M) int {
+func Main(m *testing.M, opts ...goleak.Option) int {
 	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
 		// Read once by testcontainers, on first use: set before any test runs.
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
@@ -208,5 +213,25 @@ func Main(m *testing.M) int {
 		removeLeaks()
 		code = max(code, 1)
 	}
+	if code == 0 {
+		if err := goleak.Find(append(leakIgnores(), opts...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "redisnode: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
 	return code
+}
+
+// leakIgnores leaves out goroutines that are not leaks: those of this
+// package's Docker client, which is made once per test binary and keeps its
+// HTTP connections to the engine open for reuse; and rueidis's delayed
+// retries (a cluster topology refresh, a singleflight retry) that finish a
+// sleep of up to a few seconds after their client is closed, and then end.
+func leakIgnores() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
+		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
+	}
 }
