@@ -156,28 +156,12 @@ func TestClusterKeysInDifferentSlots(t *testing.T) {
 	}
 }
 
-// busyScript keeps the server busy for ARGV[1] microseconds by its own clock,
-// and for no more than ARGV[2] iterations, in case a server's clock stands
-// still while a script runs. Redis runs one script at a time, so this blocks
-// every client of the server: keep it short.
-const busyScript = `
-local start = redis.call('TIME')
-local limit = tonumber(ARGV[1])
-for i = 1, tonumber(ARGV[2]) do
-  local now = redis.call('TIME')
-  if (now[1] - start[1]) * 1000000 + (now[2] - start[2]) >= limit then
-    return i
-  end
-end
-return -1`
-
-// busyArgs keep busyScript running for 50ms, or 40000 iterations, which take
-// about as long.
-var busyArgs = []string{"50000", "40000"}
+// busyArgs keep drivertest.BusyScript running for 50ms.
+var busyArgs = drivertest.BusyArgs(50 * time.Millisecond)
 
 // cancelSoon returns a ctx with a deadline far ahead, as every call of
 // locksmith has, that is cancelled a few milliseconds from now: while the
-// server is still busy with busyScript.
+// server is still busy with drivertest.BusyScript.
 func cancelSoon(t *testing.T) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -210,7 +194,7 @@ func TestCancelBeforeDeadlineWhileServerBusy(t *testing.T) {
 			// for calls with a deadline.
 			warmCtx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			digest, err := conn.ScriptLoad(warmCtx, busyScript)
+			digest, err := conn.ScriptLoad(warmCtx, drivertest.BusyScript)
 			if err != nil {
 				t.Fatalf("ScriptLoad error: %v", err)
 			}
@@ -220,7 +204,7 @@ func TestCancelBeforeDeadlineWhileServerBusy(t *testing.T) {
 				call   func(ctx context.Context) (any, error)
 			}{
 				{"Eval", func(ctx context.Context) (any, error) {
-					return conn.Eval(ctx, busyScript, nil, busyArgs)
+					return conn.Eval(ctx, drivertest.BusyScript, nil, busyArgs)
 				}},
 				{"EvalSha", func(ctx context.Context) (any, error) {
 					return conn.EvalSha(ctx, digest, nil, busyArgs)
