@@ -15,7 +15,8 @@
 // $LOCKSMITH_BACKEND; see [BackendEnv] and [ImageEnv].
 //
 // Every test binary using this package runs its tests through [Main], which
-// afterwards fails the run if any server it started is still there:
+// afterwards fails the run if any server it started, or any goroutine, is
+// still there:
 //
 //	func TestMain(m *testing.M) { os.Exit(redisnode.Main(m)) }
 //
