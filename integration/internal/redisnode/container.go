@@ -175,11 +175,21 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 		d.c = c
 		if err == nil {
 			err = d.refreshIP(ctx)
-			if err == nil {
+		}
+		if err == nil {
+			// Docker has published the ports for this container, so the
+			// address should lead to it. Twice in many runs it led to a
+			// Redis in protected mode, which none of these containers
+			// is: start over on other ports rather than hand out an
+			// address that reaches a stranger.
+			if err = waitReady(ctx, d.addr(), cfg.Password); err == nil {
 				return d, nil
 			}
+			if isDenied(err) && logger != nil {
+				logger.Printf("redisnode: %v; starting another container on other ports", err)
+			}
 		}
-		if !isPortClash(err) {
+		if !isPortClash(err) && !isDenied(err) {
 			return d, err
 		}
 		lastErr = err

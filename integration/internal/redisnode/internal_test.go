@@ -191,6 +191,22 @@ func TestRestartOnATakenPortFails(t *testing.T) {
 	}
 }
 
+// A Redis in protected mode is not one this package started: waiting for it
+// ends at once with an error that says so, which lets the container backend
+// start over on other ports.
+func TestWaitReadyRejectsProtectedMode(t *testing.T) {
+	l := replyServer(t, "127.0.0.1:0", "-DENIED Redis is running in protected mode because protected mode is enabled\r\n")
+	err := waitReady(t.Context(), l.Addr().String(), "")
+	if !isDenied(err) || !strings.Contains(err.Error(), "protected mode") {
+		t.Fatalf("waitReady on a server in protected mode = %v, want a DENIED error", err)
+	}
+	// Other error replies still count as an answer.
+	l = replyServer(t, "127.0.0.1:0", "-NOAUTH Authentication required.\r\n")
+	if err := waitReady(t.Context(), l.Addr().String(), ""); err != nil {
+		t.Errorf("waitReady on a server that wants a password = %v, want nil", err)
+	}
+}
+
 func TestFreePortsReservesUntilReleased(t *testing.T) {
 	first, err := freePorts(64)
 	if err != nil {
@@ -218,9 +234,14 @@ func TestFreePortsReservesUntilReleased(t *testing.T) {
 
 // pongServer listens on a free loopback port and answers every read with
 // +PONG, the way any Redis would answer a PING.
-func pongServer(t *testing.T) net.Listener { return pongServerAt(t, "127.0.0.1:0") }
+func pongServer(t *testing.T) net.Listener { return replyServer(t, "127.0.0.1:0", "+PONG\r\n") }
 
 func pongServerAt(t *testing.T, addr string) net.Listener {
+	return replyServer(t, addr, "+PONG\r\n")
+}
+
+// replyServer listens on addr and answers every read with reply.
+func replyServer(t *testing.T, addr, reply string) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -244,7 +265,7 @@ func pongServerAt(t *testing.T, addr string) net.Listener {
 					if _, err := c.Read(buf); err != nil {
 						return
 					}
-					if _, err := c.Write([]byte("+PONG\r\n")); err != nil {
+					if _, err := c.Write([]byte(reply)); err != nil {
 						return
 					}
 				}

@@ -276,8 +276,10 @@ func (n *Node) ready(ctx context.Context) error {
 }
 
 // waitReady polls PING until the server answers. Any error reply other than
-// LOADING counts as an answer: a server that refuses an unauthenticated PING
-// (default user off, say) is up.
+// LOADING and DENIED counts as an answer: a server that refuses an
+// unauthenticated PING (default user off, say) is up. DENIED, the refusal of
+// a server in protected mode, ends the wait at once: no server this package
+// starts runs in protected mode, so the address leads to someone else's.
 func waitReady(ctx context.Context, addr, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
@@ -286,6 +288,9 @@ func waitReady(ctx context.Context, addr, password string) error {
 		lastErr = pingOnce(ctx, addr, password)
 		if lastErr == nil {
 			return nil
+		}
+		if isDenied(lastErr) {
+			return fmt.Errorf("%s is answered by a Redis in protected mode, not a server started here: %w", addr, lastErr)
 		}
 		select {
 		case <-ctx.Done():
@@ -314,10 +319,16 @@ func pingOnce(ctx context.Context, addr, password string) error {
 
 func answeredOrErr(err error) error {
 	var redisErr *resp.Error
-	if errors.As(err, &redisErr) && !strings.HasPrefix(redisErr.Message, "LOADING") {
+	if errors.As(err, &redisErr) && !strings.HasPrefix(redisErr.Message, "LOADING") && !isDenied(err) {
 		return nil
 	}
 	return err
+}
+
+// isDenied reports whether err is the refusal of a Redis in protected mode.
+func isDenied(err error) bool {
+	var redisErr *resp.Error
+	return errors.As(err, &redisErr) && strings.HasPrefix(redisErr.Message, "DENIED")
 }
 
 func (n *Node) logSuffix(ctx context.Context) string {
