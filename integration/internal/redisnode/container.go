@@ -178,10 +178,10 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 		}
 		if err == nil {
 			// Docker has published the ports for this container, so the
-			// address should lead to it. Twice in many runs it led to a
-			// Redis in protected mode, which none of these containers
-			// is: start over on other ports rather than hand out an
-			// address that reaches a stranger.
+			// address should lead to it. Should it lead to a Redis in
+			// protected mode, which none of these containers is, start
+			// over on other ports rather than hand out an address that
+			// reaches a stranger.
 			if err = waitReady(ctx, d.addr(), cfg.Password); err == nil {
 				return d, nil
 			}
