@@ -20,7 +20,8 @@ import (
 // Callbacks run synchronously on the goroutine doing the work: the one
 // calling Lock, Extend or Unlock, or the renewal goroutine of
 // [Lock.KeepAlive] and [Client.Do] (LockLost may also come from a timer's
-// goroutine, or from one calling Err on the context the renewal handed out). They add their run time to the lock path, so they must return
+// goroutine, or from one calling Err on the context the renewal handed
+// out). They add their run time to the lock path, so they must return
 // quickly and never block on I/O; hand slow work to another goroutine.
 // Callbacks of one Client may run concurrently for different locks.
 //
