@@ -144,7 +144,11 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 
 	var lastErr error
 	for range portAttempts {
-		ports, err := freePorts(2)
+		n := 1
+		if ca != nil {
+			n++ // the TLS port
+		}
+		ports, err := freePorts(n)
 		if err != nil {
 			return nil, err
 		}

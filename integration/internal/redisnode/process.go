@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,19 +73,26 @@ func startProcess(ctx context.Context, bin, dir string, cfg Config, ca *testCA) 
 	}
 	var lastErr error
 	for range portAttempts {
-		ports, err := freePorts(3)
+		n := 1
+		if ca != nil {
+			n++ // the TLS port
+		}
+		if cfg.Cluster {
+			n++ // the cluster bus port
+		}
+		ports, err := freePorts(n)
 		if err != nil {
 			return nil, err
 		}
+		p.ports = ports
 		p.port, p.tlsPort, p.busPort = ports[0], 0, 0
+		rest := ports[1:]
 		if ca != nil {
-			p.tlsPort = ports[1]
+			p.tlsPort, rest = rest[0], rest[1:]
 		}
 		if cfg.Cluster {
-			p.busPort = ports[2]
+			p.busPort = rest[0]
 		}
-		p.ports = p.usedPorts()
-		releasePorts(unused(ports, p.ports)...)
 		if err := os.WriteFile(p.conf, []byte(p.render(cfg, ca != nil)), 0o600); err != nil {
 			releasePorts(p.ports...)
 			return nil, err
@@ -107,28 +113,6 @@ func startProcess(ctx context.Context, bin, dir string, cfg Config, ca *testCA) 
 		releasePorts(p.ports...)
 	}
 	return nil, fmt.Errorf("no free port after %d attempts: %w", portAttempts, lastErr)
-}
-
-// usedPorts returns the ports the configuration listens on.
-func (p *process) usedPorts() []int {
-	used := []int{p.port}
-	for _, port := range []int{p.tlsPort, p.busPort} {
-		if port != 0 {
-			used = append(used, port)
-		}
-	}
-	return used
-}
-
-// unused returns the ports of picked that are not in used.
-func unused(picked, used []int) []int {
-	var out []int
-	for _, port := range picked {
-		if !slices.Contains(used, port) {
-			out = append(out, port)
-		}
-	}
-	return out
 }
 
 // readyLine starts the line redis-server logs once its listening sockets are
