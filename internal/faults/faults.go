@@ -31,6 +31,15 @@ const (
 	// LoseReply forwards the call, so it takes effect on the node, then
 	// returns ErrInjected as if the reply was lost on the way back.
 	LoseReply
+	// Duplicate forwards the call twice and returns the second reply, as a
+	// Redis client does when it re-sends a command whose connection broke
+	// after the command was sent.
+	Duplicate
+	// ApplyLate returns ErrInjected at once and forwards the call in the
+	// background after the delay set with LateBy, detached from the call's
+	// context: a request that the client gave up on but that still
+	// reaches the node, after requests sent later. Wait waits for these.
+	ApplyLate
 )
 
 func (m Mode) String() string {
@@ -43,6 +52,10 @@ func (m Mode) String() string {
 		return "hang"
 	case LoseReply:
 		return "lose-reply"
+	case Duplicate:
+		return "duplicate"
+	case ApplyLate:
+		return "apply-late"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -55,10 +68,19 @@ type Conn struct {
 	mu       sync.Mutex
 	mode     Mode
 	delay    time.Duration
+	lateBy   time.Duration
 	noScript bool
 	hook     func(method string)
+	choose   func(method string) Fault
 
 	calls atomic.Int64
+	late  sync.WaitGroup // calls of ApplyLate still to be forwarded
+}
+
+// Fault is what one call does, as chosen by the function given to Choose.
+type Fault struct {
+	Mode  Mode
+	Delay time.Duration // before anything else, as with Conn.Delay
 }
 
 var _ driver.Conn = (*Conn)(nil)
@@ -82,6 +104,26 @@ func (c *Conn) Delay(d time.Duration) {
 	defer c.mu.Unlock()
 	c.delay = d
 }
+
+// LateBy sets how long a call in ApplyLate mode waits before it is
+// forwarded.
+func (c *Conn) LateBy(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lateBy = d
+}
+
+// Choose makes every call ask f for its own fault, in place of the mode and
+// delay set with Set and Delay, until it is called with nil. f may be
+// called from several goroutines at once.
+func (c *Conn) Choose(f func(method string) Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.choose = f
+}
+
+// Wait waits until every call made in ApplyLate mode has been forwarded.
+func (c *Conn) Wait() { c.late.Wait() }
 
 // ForgetScripts makes every EvalSha report ErrNoScript, as a node does right
 // after SCRIPT FLUSH or a restart, until it is called with false.
@@ -108,14 +150,28 @@ func (c *Conn) settings() (mode Mode, delay time.Duration, noScript bool, hook f
 	return c.mode, c.delay, c.noScript, c.hook
 }
 
-func (c *Conn) do(ctx context.Context, method string, forward func() (any, error)) (any, error) {
+// fault returns what the call of method does.
+func (c *Conn) fault(method string) (f Fault, lateBy time.Duration) {
+	c.mu.Lock()
+	choose, f, lateBy := c.choose, Fault{Mode: c.mode, Delay: c.delay}, c.lateBy
+	c.mu.Unlock()
+	if choose != nil {
+		f = choose(method)
+	}
+	return f, lateBy
+}
+
+// do runs one call with its fault. forward sends the call to the next Conn
+// with the given context.
+func (c *Conn) do(ctx context.Context, method string, forward func(ctx context.Context) (any, error)) (any, error) {
 	c.calls.Add(1)
 	if _, _, _, hook := c.settings(); hook != nil {
 		hook(method)
 	}
 	// Read the settings after the hook, so a hook can set up this call's
 	// fault.
-	mode, delay, _, _ := c.settings()
+	f, lateBy := c.fault(method)
+	mode, delay := f.Mode, f.Delay
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		select {
@@ -132,20 +188,32 @@ func (c *Conn) do(ctx context.Context, method string, forward func() (any, error
 		<-ctx.Done()
 		return nil, ctx.Err()
 	case LoseReply:
-		forward()
+		forward(ctx)
+		return nil, ErrInjected
+	case Duplicate:
+		forward(ctx)
+	case ApplyLate:
+		c.late.Add(1)
+		detached := context.WithoutCancel(ctx)
+		time.AfterFunc(lateBy, func() {
+			defer c.late.Done()
+			ctx, cancel := context.WithTimeout(detached, time.Minute)
+			defer cancel()
+			forward(ctx)
+		})
 		return nil, ErrInjected
 	}
-	return forward()
+	return forward(ctx)
 }
 
 // Eval implements driver.Conn.
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	return c.do(ctx, "Eval", func() (any, error) { return c.next.Eval(ctx, script, keys, args) })
+	return c.do(ctx, "Eval", func(ctx context.Context) (any, error) { return c.next.Eval(ctx, script, keys, args) })
 }
 
 // EvalSha implements driver.Conn.
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	return c.do(ctx, "EvalSha", func() (any, error) {
+	return c.do(ctx, "EvalSha", func(ctx context.Context) (any, error) {
 		if _, _, noScript, _ := c.settings(); noScript {
 			return nil, fmt.Errorf("faults: %w", driver.ErrNoScript)
 		}
@@ -155,7 +223,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 
 // ScriptLoad implements driver.Conn.
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	reply, err := c.do(ctx, "ScriptLoad", func() (any, error) { return c.next.ScriptLoad(ctx, script) })
+	reply, err := c.do(ctx, "ScriptLoad", func(ctx context.Context) (any, error) { return c.next.ScriptLoad(ctx, script) })
 	digest, _ := reply.(string)
 	return digest, err
 }
