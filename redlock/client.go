@@ -66,11 +66,11 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 // usually a *QuorumError describing the last attempt. When ctx ends first,
 // the error also matches ctx.Err().
 //
-// Every failed attempt is released on all nodes that may hold it, even when
-// ctx was cancelled. One case is beyond any client's reach: a request that
-// was still in flight when ctx ended or its node timed out can reach the
-// node after the release; the key it sets then lives until its TTL runs
-// out, like the key of a crashed client, and blocks no one after that.
+// Every failed attempt is released on all nodes, even when ctx was
+// cancelled. One case is beyond any client's reach: a request that was
+// still in flight when ctx ended or its node timed out can reach the node
+// after the release; the key it sets then lives until its TTL runs out,
+// like the key of a crashed client, and blocks no one after that.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.lock(ctx, []string{key}, ttl, c.cfg.retry)
 }
@@ -269,28 +269,20 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	if granted {
 		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 	}
-	c.cleanup(ctx, req, value, results)
+	c.cleanup(ctx, req, value)
 	return nil, c.failure("lock", req, v, validity)
 }
 
-// cleanup releases a failed attempt's keys on every node that may hold
-// them: all but those that refused, since a refusal means the script ran and
-// wrote nothing. It is detached from ctx's cancellation so that a caller
-// giving up leaves nothing behind.
-func (c *Client) cleanup(ctx context.Context, req request, value string, results []result) {
-	var pending []int
-	for i, r := range results {
-		if r.err != nil || r.reply != int64(0) {
-			pending = append(pending, i)
-		}
-	}
-	if len(pending) == 0 {
-		return
-	}
+// cleanup releases a failed attempt's keys on every node, whatever each
+// answered: a node that refused may still hold them, set by an earlier run
+// of the same request that a Redis client re-sent, and the release is
+// value-checked, so it never touches another owner's key. It is detached
+// from ctx's cancellation so that a caller giving up leaves nothing behind.
+func (c *Client) cleanup(ctx context.Context, req request, value string) {
 	release := c.cfg.release
 	input, args := c.scriptInput(release, req, []string{value})
-	quorum.FanOut(context.WithoutCancel(ctx), len(pending), req.nodeTimeout, func(ctx context.Context, i int) {
-		c.nodes[pending[i]].Run(ctx, release.script, input.keys, args)
+	quorum.FanOut(context.WithoutCancel(ctx), len(c.nodes), req.nodeTimeout, func(ctx context.Context, i int) {
+		c.nodes[i].Run(ctx, release.script, input.keys, args)
 	})
 }
 

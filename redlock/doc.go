@@ -26,12 +26,16 @@
 //	validity = ttl - elapsed - (ttl*driftFactor + 2ms) > 0
 //
 // It is then valid until start + ttl - drift ([Lock.ValidUntil]). A failed
-// attempt is released on every node that may have set the key, and Lock
+// attempt is released on every node, whatever it answered, and Lock
 // retries after a jittered delay chosen by its [RetryStrategy].
 //
 // Every script compares the stored value with the caller's before touching
 // a key, so only the owner can extend or release a lock, and an extension
-// never re-creates a key that has expired.
+// never re-creates a key that has expired. Every script is also idempotent
+// for the owner, since a Redis client may re-send a command whose
+// connection broke after it was sent: an acquire that finds the caller's
+// own value is a grant, and a release or extend that finds the keys already
+// as it wants them says so.
 //
 // On the wire a lock is a plain string key named after the resource and
 // holding the random value, as in the other Redlock implementations, so
@@ -131,18 +135,21 @@
 //   - acquire: ARGV[1] is the new owner's random value, ARGV[2] the TTL in
 //     milliseconds. It sets every lock key to ARGV[1] with that TTL and
 //     returns 1, or, when any lock key exists, touches no lock key and
-//     returns 0. Any other reply counts as a node error.
+//     returns 0. It should return 1 also when every lock key already holds
+//     ARGV[1], leaving their TTL alone: the request was re-sent. Any other
+//     reply counts as a node error.
 //   - extend: ARGV[1] is the owner's value, ARGV[2] the new TTL in
 //     milliseconds. Only when every lock key still holds ARGV[1] does it
 //     set their TTL and return 1; otherwise it returns 0 and creates no
 //     key: an expired lock stays expired.
 //   - release: ARGV[1] is the owner's value. It deletes each lock key that
-//     still holds ARGV[1], and only those, and returns how many lock keys
-//     it deleted (extra keys are not counted). It may do more, such as
-//     publishing a release notification for clients waiting on the key; a
-//     release script that does not leaves waiting clients to find out by
-//     retrying. It also runs after every failed attempt, on nodes that may
-//     or may not hold the keys.
+//     still holds ARGV[1], and only those, and returns the number of lock
+//     keys that are released: deleted or already gone (extra keys are not
+//     counted; a key held by another value is not released). It may do
+//     more, such as publishing a release notification for clients waiting
+//     on the key; a release script that does not leaves waiting clients to
+//     find out by retrying. It also runs after every failed attempt, on
+//     every node, whether or not it holds the keys.
 //
 // Every script compares the stored value with ARGV[1] before touching a
 // lock key, names every key it touches in KEYS (Redis Cluster requires it,

@@ -59,7 +59,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	v := countVotes(phase1, isFencedGrant)
 	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(v.granted, n, validity) {
 		trace.attemptDone(start, value, v, validity, false)
-		c.cleanup(ctx, req, value, phase1)
+		c.cleanup(ctx, req, value)
 		return nil, c.failure("lock", req, v, validity)
 	}
 	var highest int64
@@ -76,7 +76,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	granted := quorum.Granted(v.granted, n, validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if !granted {
-		c.cleanup(ctx, req, value, phase1)
+		c.cleanup(ctx, req, value)
 		return nil, c.failure("lock", req, v, validity)
 	}
 	return &Lock{client: c, req: req, value: value, token: uint64(token), acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil

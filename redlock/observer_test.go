@@ -201,11 +201,11 @@ func TestObserverExtensionFailure(t *testing.T) {
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
 	ctx := context.Background()
 	l := mustLock(t, client, "k", 5*time.Second)
-	c.servers[0].Del("k")
-	c.servers[1].Del("k")
+	c.servers[0].Set("k", "intruder")
+	c.servers[1].Set("k", "intruder")
 	c.setFaults(faults.Pass, faults.Pass, faults.Fail)
 	if err := l.Extend(ctx, 5*time.Second); !errors.Is(err, redlock.ErrNotHeld) {
-		t.Fatalf("Extend of a lock gone from 2 nodes: got %v, want ErrNotHeld", err)
+		t.Fatalf("Extend of a lock taken over on 2 nodes: got %v, want ErrNotHeld", err)
 	}
 	c.setFaults(faults.Pass, faults.Pass, faults.Pass)
 	if err := l.Unlock(ctx); !errors.Is(err, redlock.ErrNotHeld) {
@@ -230,10 +230,10 @@ func TestObserverLockLostUnderRenewal(t *testing.T) {
 	panicky := redlock.Observer{LockLost: func(context.Context, redlock.LockLostInfo) { panic("observer bug") }}
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
 	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
-		// Another party removes the lock from every node: the first
-		// renewal finds it gone.
+		// Another party takes the keys over on every node: the first
+		// renewal finds them gone.
 		for _, s := range c.servers {
-			s.Del("k")
+			s.Set("k", "intruder")
 		}
 		<-ctx.Done()
 		return nil

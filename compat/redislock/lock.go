@@ -139,7 +139,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(l.ttl.Load()))
 	defer cancel()
-	reply, err := l.node.Run(ctx, scripts.Release, l.keys, []string{l.value})
+	reply, err := l.node.Run(ctx, releaseScript, l.keys, []string{l.value})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return errors.Join(ErrLockNotHeld, err)

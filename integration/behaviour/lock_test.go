@@ -317,8 +317,11 @@ func TestResume(t *testing.T) {
 			t.Fatalf("Unlock of the resumed lock: %v", err)
 		}
 		locktest.RequireNoKey(t, nodes, key)
-		if err := original.Unlock(ctx); !errors.Is(err, redlock.ErrNotHeld) {
-			t.Errorf("the original's Unlock after the heir released = %v, want ErrNotHeld", err)
+		// The same value released again, by the original: the keys are
+		// gone, which the release script counts as released, so that a
+		// release a Redis client re-sends still confirms.
+		if err := original.Unlock(ctx); err != nil {
+			t.Errorf("the original's Unlock after the heir released = %v, want nil (the keys are gone)", err)
 		}
 
 		// Resume never creates a key: not for a free key, nor with a

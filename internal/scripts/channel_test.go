@@ -8,7 +8,7 @@ import (
 )
 
 // The Release script publishes on the channel ReleaseChannel names, for
-// every kind of key, once per deleted key and never for a key it leaves.
+// every kind of key, once per deleted key and never for a key it leaves or finds gone.
 func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 	tests := []struct {
 		key, want string
@@ -58,6 +58,13 @@ func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("release of %q published nothing", tt.key)
+		}
+		// Released again, as by a client that re-sends the command: the
+		// key is gone, which counts, but nothing was deleted, so nothing
+		// is published. A message from it would be the one the next
+		// key's release finds first.
+		if got := run(t, n, scripts.Release, []string{tt.key}, value); got != int64(1) {
+			t.Fatalf("repeated release of %q = %v, want 1", tt.key, got)
 		}
 	}
 	select {

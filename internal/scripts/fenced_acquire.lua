@@ -7,19 +7,30 @@
 -- ARGV[1]: the owner's random value.
 -- ARGV[2]: the time to live in milliseconds.
 --
--- Returns {1, highest} when every lock key was set, where highest is the
--- largest counter value (0 for a counter that does not exist yet), and 0
--- when any lock key already existed; on 0 no key was touched. Counters are
--- only read here.
+-- Returns {1, highest} when every lock key was set, or already held ARGV[1]
+-- (then it keeps its TTL), where highest is the largest counter value (0 for
+-- a counter that does not exist yet); 0 when any lock key exists otherwise.
+-- On 0 no key was touched. Counters are only read here. Finding the owner's
+-- own value is a grant so that a re-sent command gets the answer the first
+-- run gave.
 local n = #KEYS / 2
+local own = 0
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
+  local v = redis.pcall('GET', KEYS[i])
+  if v == ARGV[1] then
+    own = own + 1
+  elseif v then
     return 0
   end
 end
+if own > 0 and own < n then
+  return 0
+end
 local highest = 0
 for i = 1, n do
-  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  if own == 0 then
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  end
   local counter = tonumber(redis.call('GET', KEYS[n + i]) or '0')
   if counter > highest then
     highest = counter

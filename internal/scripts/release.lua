@@ -4,14 +4,19 @@
 -- KEYS: the lock keys, one or more.
 -- ARGV[1]: the owner's random value.
 --
--- Returns how many keys were deleted. A key that expired or now belongs to
--- another owner is left alone and not counted.
+-- Returns how many keys hold no one's value after it ran: those it deleted
+-- and those already gone. A key that now belongs to another owner is left
+-- alone and not counted. Counting the keys already gone makes the script
+-- idempotent: a Redis client that re-sends it after a broken connection
+-- gets the answer the first run gave. Whether a key was gone because the
+-- release already ran or because the lock expired is for the caller to
+-- tell, from the lock's validity.
 --
--- For each deleted key a message is published on the key's release
--- channel (see ReleaseChannel in scripts.go, which must build the same
--- name): the key with ':released' appended when it has a hash tag,
--- otherwise '{' .. key .. '}:released', so that the channel lies in the
--- key's cluster hash slot. The payload is the last 8 characters of the
+-- For each key it deleted (and only those) a message is published on the
+-- key's release channel (see ReleaseChannel in scripts.go, which must build
+-- the same name): the key with ':released' appended when it has a hash
+-- tag, otherwise '{' .. key .. '}:released', so that the channel lies in
+-- the key's cluster hash slot. The payload is the last 8 characters of the
 -- released value: enough for a waiter to tell one release, announced by
 -- several nodes, from another, and too little to act as the owner. Plain
 -- PUBLISH reaches subscribers on every node of a Redis Cluster as well as
@@ -27,14 +32,17 @@ local function channel(key)
   return '{' .. key .. '}:released'
 end
 
-local deleted = 0
+local released = 0
 for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[1] then
+  local v = redis.pcall('GET', KEYS[i])
+  if v == ARGV[1] then
     redis.call('DEL', KEYS[i])
     -- pcall: a user whose ACL denies PUBLISH on the channel still
     -- releases; waiters then poll.
     redis.pcall('PUBLISH', channel(KEYS[i]), string.sub(ARGV[1], -8))
-    deleted = deleted + 1
+    released = released + 1
+  elseif not v then
+    released = released + 1
   end
 end
-return deleted
+return released

@@ -3,6 +3,7 @@ package scripts_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
@@ -89,8 +90,8 @@ func TestRelease(t *testing.T) {
 	s, _, n := newNode(t)
 	s.Set("a", "mine")
 	s.Set("b", "theirs")
-	if got := run(t, n, scripts.Release, []string{"a", "b", "gone"}, "mine"); got != int64(1) {
-		t.Errorf("release = %v, want 1 key deleted", got)
+	if got := run(t, n, scripts.Release, []string{"a", "b", "gone"}, "mine"); got != int64(2) {
+		t.Errorf("release = %v, want 2 (a deleted, gone already absent)", got)
 	}
 	if s.Exists("a") || !s.Exists("b") {
 		t.Errorf("after release keys are %v, want only b", s.Keys())
@@ -136,8 +137,8 @@ func TestRunFallsBackToEvalWhenLoadFails(t *testing.T) {
 			f.Set(faults.Pass)
 		}
 	})
-	if got := run(t, n, scripts.Release, []string{"k"}, "v"); got != int64(0) {
-		t.Errorf("release = %v, want 0", got)
+	if got := run(t, n, scripts.Release, []string{"k"}, "v"); got != int64(1) {
+		t.Errorf("release of an absent key = %v, want 1", got)
 	}
 	if want := []string{"ScriptLoad", "Eval"}; !equal(methods, want) {
 		t.Errorf("calls = %v, want %v", methods, want)
@@ -150,6 +151,122 @@ func equal(a, b []string) bool {
 	}
 	for i := range a {
 		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A Redis client that re-sends a command whose connection broke runs the
+// script twice; the second run must give the owner the answer the first
+// one did.
+func TestAcquireFindingItsOwnValueIsAGrantAndKeepsTheTTL(t *testing.T) {
+	s, _, n := newNode(t)
+	if got := run(t, n, scripts.Acquire, []string{"a"}, "mine", "60000"); got != int64(1) {
+		t.Fatalf("acquire of a free key = %v, want 1", got)
+	}
+	s.FastForward(10 * time.Second)
+	if got := run(t, n, scripts.Acquire, []string{"a"}, "mine", "60000"); got != int64(1) {
+		t.Errorf("acquire of a key holding the caller's value = %v, want 1", got)
+	}
+	if ttl := s.TTL("a"); ttl != 50*time.Second {
+		t.Errorf("a has TTL %v after the repeated acquire, want the 50s left of the first", ttl)
+	}
+
+	// Several keys: a grant only when every key holds the caller's value.
+	if got := run(t, n, scripts.Acquire, []string{"b", "c"}, "mine", "60000"); got != int64(1) {
+		t.Fatalf("acquire of free keys b, c = %v, want 1", got)
+	}
+	s.FastForward(10 * time.Second)
+	if got := run(t, n, scripts.Acquire, []string{"b", "c"}, "mine", "60000"); got != int64(1) {
+		t.Errorf("acquire of keys holding the caller's value = %v, want 1", got)
+	}
+	for _, k := range []string{"b", "c"} {
+		if ttl := s.TTL(k); ttl != 50*time.Second {
+			t.Errorf("%s has TTL %v after the repeated acquire, want 50s", k, ttl)
+		}
+	}
+	// Ours and free: refused, and the free key stays free.
+	if got := run(t, n, scripts.Acquire, []string{"b", "free"}, "mine", "60000"); got != int64(0) {
+		t.Errorf("acquire of one own key and one free key = %v, want 0", got)
+	}
+	// Ours and another owner's: refused.
+	s.Set("theirs", "other")
+	if got := run(t, n, scripts.Acquire, []string{"b", "theirs"}, "mine", "60000"); got != int64(0) {
+		t.Errorf("acquire of one own key and another owner's = %v, want 0", got)
+	}
+	if s.Exists("free") {
+		t.Error("refused acquire created key free")
+	}
+	if ttl := s.TTL("b"); ttl != 50*time.Second {
+		t.Errorf("refused acquire changed b's TTL to %v", ttl)
+	}
+	if got := run(t, n, scripts.Acquire, []string{"a"}, "another", "60000"); got != int64(0) {
+		t.Errorf("acquire of a key holding another value = %v, want 0", got)
+	}
+}
+
+func TestFencedAcquireFindingItsOwnValueIsAGrant(t *testing.T) {
+	s, _, n := newNode(t)
+	keys := []string{"{a}", "{b}", "{a}:fencing-token", "{b}:fencing-token"}
+	s.Set("{b}:fencing-token", "7")
+	want := []any{int64(1), int64(7)}
+	if got := run(t, n, scripts.FencedAcquire, keys, "mine", "60000"); !equalReply(got, want) {
+		t.Fatalf("fenced acquire of free keys = %v, want %v", got, want)
+	}
+	s.FastForward(10 * time.Second)
+	if got := run(t, n, scripts.FencedAcquire, keys, "mine", "60000"); !equalReply(got, want) {
+		t.Errorf("fenced acquire of keys holding the caller's value = %v, want %v", got, want)
+	}
+	if ttl := s.TTL("{a}"); ttl != 50*time.Second {
+		t.Errorf("{a} has TTL %v after the repeated acquire, want 50s", ttl)
+	}
+	if got := run(t, n, scripts.FencedAcquire, keys, "another", "60000"); got != int64(0) {
+		t.Errorf("fenced acquire of keys holding another value = %v, want 0", got)
+	}
+}
+
+func TestReleaseCountsKeysAlreadyGone(t *testing.T) {
+	s, _, n := newNode(t)
+	s.Set("a", "mine")
+	s.Set("b", "mine")
+	if got := run(t, n, scripts.Release, []string{"a", "b"}, "mine"); got != int64(2) {
+		t.Fatalf("release of own keys = %v, want 2", got)
+	}
+	// The same release again, as a client that re-sends it would: the
+	// keys are released, so it says so.
+	if got := run(t, n, scripts.Release, []string{"a", "b"}, "mine"); got != int64(2) {
+		t.Errorf("repeated release = %v, want 2 (both keys are gone)", got)
+	}
+	s.Set("c", "theirs")
+	if got := run(t, n, scripts.Release, []string{"a", "c"}, "mine"); got != int64(1) {
+		t.Errorf("release of a gone key and another owner's = %v, want 1", got)
+	}
+	if got, _ := s.Get("c"); got != "theirs" {
+		t.Errorf("c = %q after release by another owner, want theirs", got)
+	}
+}
+
+func TestExtendAppliedTwiceStillConfirms(t *testing.T) {
+	s, _, n := newNode(t)
+	s.Set("a", "mine")
+	for i := range 2 {
+		if got := run(t, n, scripts.Extend, []string{"a"}, "mine", "5000"); got != int64(1) {
+			t.Errorf("extend #%d = %v, want 1", i+1, got)
+		}
+		if ttl := s.TTL("a"); ttl != 5*time.Second {
+			t.Errorf("TTL after extend #%d = %v, want 5s", i+1, ttl)
+		}
+	}
+}
+
+func equalReply(got any, want []any) bool {
+	g, ok := got.([]any)
+	if !ok || len(g) != len(want) {
+		return false
+	}
+	for i := range g {
+		if g[i] != want[i] {
 			return false
 		}
 	}
