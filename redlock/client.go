@@ -173,6 +173,11 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 			keys[i] = c.cfg.keyPrefix + name
 		}
 	}
+	for _, key := range keys {
+		if strings.HasSuffix(key, fenceSuffix) {
+			return request{}, invalidf("key %q ends in %q, reserved for fencing counters", key, fenceSuffix)
+		}
+	}
 	var fenced []string
 	if c.cfg.fencing {
 		var err error

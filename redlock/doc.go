@@ -100,9 +100,12 @@
 // Each resource gets one counter key per node, which never expires and
 // never decreases: "{key}:fencing-token", or key + ":fencing-token" when the
 // key has a hash tag, so that it shares the key's cluster hash slot. A key
-// without a hash tag that contains '}' cannot be fenced. Lock keys ending in
-// ":fencing-token" are reserved. A multi-key lock gets one token, greater
-// than the counters of all its resources. Delete the counters of a resource
+// without a hash tag that contains '}' cannot be fenced. Keys ending in
+// ":fencing-token" (after the key prefix) are reserved for the counters:
+// every Client, fenced or not, refuses to lock them with an error matching
+// [ErrInvalidArgument], and a fenced lock whose counter key holds anything
+// but a token fails with a node error that says so. A multi-key lock gets
+// one token, greater than the counters of all its resources. Delete the counters of a resource
 // only once nothing will lock it again: tokens would start over at 1.
 // Fencing needs the operational conditions below, so that counters never go
 // back, and a fixed set of nodes.

@@ -11,7 +11,8 @@ import (
 )
 
 // fenceSuffix names a resource's fencing counter. Lock keys ending in it
-// are reserved.
+// are refused by newRequest, with or without fencing, so that no lock key
+// is ever a counter.
 const fenceSuffix = ":fencing-token"
 
 // fenceKey returns the key of the fencing counter of the lock key key. It

@@ -28,6 +28,8 @@ var (
 	fencedAcquireSource string
 	//go:embed fence.lua
 	fenceSource string
+	//go:embed counter.lua
+	counterSource string
 )
 
 // The scripts of a plain lock. Their KEYS, ARGV and replies are described at
@@ -37,9 +39,10 @@ var (
 	Release = New("release", releaseSource)
 	Extend  = New("extend", extendSource)
 
-	// The two phases of a fenced lock's acquisition.
-	FencedAcquire = New("fenced_acquire", fencedAcquireSource)
-	Fence         = New("fence", fenceSource)
+	// The two phases of a fenced lock's acquisition. Both read the
+	// counters with the function in counter.lua.
+	FencedAcquire = New("fenced_acquire", counterSource+fencedAcquireSource)
+	Fence         = New("fence", counterSource+fenceSource)
 )
 
 // Script is a Lua script with a name for error messages.

@@ -2,6 +2,7 @@ package scripts_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -271,4 +272,29 @@ func equalReply(got any, want []any) bool {
 		}
 	}
 	return true
+}
+
+// A counter key that holds anything but a token is reported as an error
+// reply, before either fenced script writes anything.
+func TestFencedScriptsRefuseACounterThatIsNotAToken(t *testing.T) {
+	keys := []string{"{a}", "{b}", "{a}:fencing-token", "{b}:fencing-token"}
+	for _, bad := range []string{"plain-lock-value", "-1", "2.5", "1234567890123456"} {
+		s, _, n := newNode(t)
+		s.Set("{a}:fencing-token", "3")
+		s.Set("{b}:fencing-token", bad)
+		if _, err := n.Run(context.Background(), scripts.FencedAcquire, keys, []string{"mine", "60000"}); err == nil || !strings.Contains(err.Error(), "fencing counter") {
+			t.Errorf("fenced acquire with counter %q: error %v, want one about the fencing counter", bad, err)
+		}
+		if s.Exists("{a}") || s.Exists("{b}") {
+			t.Errorf("fenced acquire with counter %q set lock keys: %v", bad, s.Keys())
+		}
+		s.Set("{a}", "mine")
+		s.Set("{b}", "mine")
+		if _, err := n.Run(context.Background(), scripts.Fence, keys, []string{"mine", "9"}); err == nil || !strings.Contains(err.Error(), "fencing counter") {
+			t.Errorf("fence with counter %q: error %v, want one about the fencing counter", bad, err)
+		}
+		if got, _ := s.Get("{a}:fencing-token"); got != "3" {
+			t.Errorf("fence with counter %q of {b} wrote {a}'s counter: %q", bad, got)
+		}
+	}
 }
