@@ -56,14 +56,15 @@ func StartWaiter(t *testing.T, conns []driver.Conn, key string) *Waiter {
 }
 
 // AwaitWaiting returns once the waiter's first attempt, and the one it
-// makes at once after subscribing, have been answered by every node and
-// every node has a subscriber on key's release channel: from then on only
-// a release notification can give it the lock before [NeverPoll].
+// makes at once after subscribing, have been answered by every node, each
+// followed by the release of the failed attempt on every node, and every
+// node has a subscriber on key's release channel: from then on only a
+// release notification can give it the lock before [NeverPoll].
 func (w *Waiter) AwaitWaiting(t *testing.T, nodes []*redisnode.Node, key string) {
 	t.Helper()
 	channel := "{" + key + "}:released"
 	deadline := time.Now().Add(safetyNet)
-	for w.replies.Load() < int64(2*len(nodes)) || !subscribedEverywhere(t, nodes, channel) {
+	for w.replies.Load() < int64(4*len(nodes)) || !subscribedEverywhere(t, nodes, channel) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v: %d script replies to the waiter, subscribed everywhere: %v", safetyNet, w.replies.Load(), subscribedEverywhere(t, nodes, channel))
 		}
