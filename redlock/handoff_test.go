@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -185,11 +186,36 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 
 // Waiters of one Client queue up: each release wakes only the head of the
 // queue, which makes one attempt and gets the lock, and the waiters get the
-// lock in the order they started waiting.
+// lock in the order they started waiting. Releases are told apart by the
+// whole value, so values that share their last characters, such as those
+// of a generator that appends the host name, each wake a waiter too.
 func TestReleaseNotificationWakesOneWaiterInOrder(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		values func(*atomic.Int64) redlock.Option
+	}{
+		{"random values", countingValues},
+		{"values sharing their last characters", suffixedValues},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var attempts atomic.Int64
+			wakeInOrder(t, newHandoffScene(t, 3, tt.values(&attempts)), &attempts)
+		})
+	}
+}
+
+// suffixedValues is countingValues with values "<n>-<random>@web-host".
+func suffixedValues(calls *atomic.Int64) redlock.Option {
+	return redlock.WithValueGenerator(func() (string, error) {
+		return fmt.Sprintf("%d-%s@web-host", calls.Add(1), rand.Text()), nil
+	})
+}
+
+// wakeInOrder queues four waiters of sc, whose attempts are counted by
+// attempts, then releases the lock four times, each by its last holder.
+func wakeInOrder(t *testing.T, sc *handoffScene, attempts *atomic.Int64) {
 	const waiters = 4
-	sc := newHandoffScene(t, 3)
-	servers, client, held, attempts := sc.servers, sc.waiter, sc.held, &sc.attempts
+	servers, client, held := sc.servers, sc.waiter, sc.held
 
 	ctx, cancel := context.WithTimeout(context.Background(), safetyNet)
 	defer cancel()

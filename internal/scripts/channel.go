@@ -18,14 +18,3 @@ func ReleaseChannel(key string) string {
 	}
 	return "{" + key + "}" + releaseSuffix
 }
-
-// releaseTagLength is how many characters of a released value the Release
-// script publishes.
-const releaseTagLength = 8
-
-// ReleaseTag returns the payload the Release script publishes when it
-// deletes a key holding value: its last 8 characters, or all of a shorter
-// value.
-func ReleaseTag(value string) string {
-	return value[max(0, len(value)-releaseTagLength):]
-}

@@ -1,6 +1,9 @@
 package scripts_test
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
 	"testing"
 	"time"
 
@@ -8,7 +11,8 @@ import (
 )
 
 // The Release script publishes on the channel ReleaseChannel names, for
-// every kind of key, once per deleted key and never for a key it leaves or finds gone.
+// every kind of key, a tag derived from the whole value, once per deleted
+// key and never for a key it leaves or finds gone.
 func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 	tests := []struct {
 		key, want string
@@ -38,11 +42,14 @@ func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 		sub.Close()
 		<-done
 	}()
-	for _, tt := range tests {
+	// The values share their last characters, as those of a generator
+	// that appends the host name do; their releases' tags must differ.
+	tags := map[string]string{}
+	for i, tt := range tests {
 		if got := scripts.ReleaseChannel(tt.key); got != tt.want {
 			t.Errorf("ReleaseChannel(%q) = %q, want %q", tt.key, got, tt.want)
 		}
-		const value = "0123456789abcdef"
+		value := fmt.Sprintf("%d-0123456789abcdef@web-host", i)
 		run(t, n, scripts.Acquire, []string{tt.key}, value, "60000")
 		// Another owner's release deletes nothing and publishes nothing.
 		if got := run(t, n, scripts.Release, []string{tt.key}, "other"); got != int64(0) {
@@ -53,9 +60,13 @@ func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 		}
 		select {
 		case m := <-messages:
-			if want := scripts.ReleaseTag(value); m[0] != tt.want || m[1] != want {
+			if want := releaseTag(value); m[0] != tt.want || m[1] != want {
 				t.Errorf("release of %q published %q on %q, want %q on %q", tt.key, m[1], m[0], want, tt.want)
 			}
+			if other, ok := tags[m[1]]; ok {
+				t.Errorf("releases of %q and %q published the same tag %q", other, value, m[1])
+			}
+			tags[m[1]] = value
 		case <-time.After(10 * time.Second):
 			t.Fatalf("release of %q published nothing", tt.key)
 		}
@@ -74,15 +85,9 @@ func TestReleasePublishesOnReleaseChannel(t *testing.T) {
 	}
 }
 
-func TestReleaseTag(t *testing.T) {
-	for _, tt := range []struct{ value, want string }{
-		{"0123456789abcdef", "89abcdef"},
-		{"12345678", "12345678"},
-		{"short", "short"},
-		{"", ""},
-	} {
-		if got := scripts.ReleaseTag(tt.value); got != tt.want {
-			t.Errorf("ReleaseTag(%q) = %q, want %q", tt.value, got, tt.want)
-		}
-	}
+// releaseTag is the payload release.lua publishes for value, computed here
+// to check the script against it.
+func releaseTag(value string) string {
+	sum := sha1.Sum([]byte(value))
+	return hex.EncodeToString(sum[:])[:16]
 }

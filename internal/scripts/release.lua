@@ -16,11 +16,12 @@
 -- key's release channel (see ReleaseChannel in scripts.go, which must build
 -- the same name): the key with ':released' appended when it has a hash
 -- tag, otherwise '{' .. key .. '}:released', so that the channel lies in
--- the key's cluster hash slot. The payload is the last 8 characters of the
--- released value: enough for a waiter to tell one release, announced by
--- several nodes, from another, and too little to act as the owner. Plain
--- PUBLISH reaches subscribers on every node of a Redis Cluster as well as
--- on a single server.
+-- the key's cluster hash slot. The payload, the release's tag, is the first
+-- 16 hex digits of the SHA-1 of the released value: derived from the whole
+-- value, so that any two owners' releases, announced by several nodes, are
+-- told apart even when their values share a prefix or suffix, and useless
+-- for acting as the owner. Plain PUBLISH reaches subscribers on every node
+-- of a Redis Cluster as well as on a single server.
 local function channel(key)
   local open = string.find(key, '{', 1, true)
   if open then
@@ -32,6 +33,7 @@ local function channel(key)
   return '{' .. key .. '}:released'
 end
 
+local tag = string.sub(redis.sha1hex(ARGV[1]), 1, 16)
 local released = 0
 for i = 1, #KEYS do
   local v = redis.pcall('GET', KEYS[i])
@@ -39,7 +41,7 @@ for i = 1, #KEYS do
     redis.call('DEL', KEYS[i])
     -- pcall: a user whose ACL denies PUBLISH on the channel still
     -- releases; waiters then poll.
-    redis.pcall('PUBLISH', channel(KEYS[i]), string.sub(ARGV[1], -8))
+    redis.pcall('PUBLISH', channel(KEYS[i]), tag)
     released = released + 1
   elseif not v then
     released = released + 1
