@@ -107,8 +107,13 @@
 // but a token fails with a node error that says so. A multi-key lock gets
 // one token, greater than the counters of all its resources. Delete the counters of a resource
 // only once nothing will lock it again: tokens would start over at 1.
-// Fencing needs the operational conditions below, so that counters never go
-// back, and a fixed set of nodes.
+//
+// Fencing needs the operational conditions below, a fixed set of nodes, and
+// persistence on every node: appendonly yes with appendfsync always. The
+// alternative of a restart delayed past the longest TTL is for plain locks
+// only: it lets lock keys expire, but counters never do, so a node that
+// comes back empty, while another is briefly unreachable, can let a grant
+// see no counter above 0 and hand out a token lower than one already given.
 //
 // # Observability
 //
@@ -167,9 +172,11 @@
 //
 //   - maxmemory-policy noeviction (or no maxmemory), so lock keys are never
 //     evicted;
-//   - appendonly yes with appendfsync always, or else a restart delayed by
-//     more than the longest TTL in use, so a crashed node does not come
-//     back without the keys it granted;
+//   - appendonly yes with appendfsync always, or else, for plain locks
+//     only, a restart delayed by more than the longest TTL in use, so a
+//     crashed node does not come back without the keys it granted. Fenced
+//     locks ([WithFencing]) require appendfsync always on every node: their
+//     counters never expire, so no delay makes up for losing them;
 //   - no asynchronous replica promoted behind the node's address: a
 //     failover can lose the latest writes. A Cluster or Sentinel deployment
 //     used as one node has this weakness; independent masters do not.

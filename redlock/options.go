@@ -221,7 +221,10 @@ func WithMaxRenewals(n int) Option {
 // Acquiring costs a second round of requests. Default: off.
 //
 // Each resource gets a counter key on every node, which never expires; see
-// the package documentation, "Fencing tokens".
+// the package documentation, "Fencing tokens". Fenced locks require every
+// node to run with appendonly yes and appendfsync always: a restart delayed
+// past the longest TTL, enough for plain locks, loses the counters, and
+// tokens can then go back.
 func WithFencing() Option {
 	return optionFunc(func(c *config) { c.fencing = true })
 }

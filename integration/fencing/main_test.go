@@ -1,6 +1,7 @@
 // Package fencing checks fencing tokens over real Redis servers: the
-// token properties under random minority faults, and counters that survive
-// a restart with persistence. It holds tests only.
+// token properties under random minority faults, counters that survive a
+// restart with persistence, and, as a negative control, tokens that go
+// back after a restart without it. It holds tests only.
 package fencing
 
 import (
