@@ -86,7 +86,10 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (*L
 // overlap with another lock fails without touching any key. keys must be
 // distinct and non-empty. On a Redis Cluster node all keys must hash to one
 // slot: give them a common hash tag, as in "{order:42}:payment" and
-// "{order:42}:stock".
+// "{order:42}:stock". When a node refuses them for lying in different
+// slots (CROSSSLOT), the call fails at once with an error matching
+// ErrInvalidArgument, after releasing what the attempt set on the other
+// nodes: the lock would otherwise run without that node's vote.
 func (c *Client) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
 	return c.lock(ctx, keys, ttl, c.cfg.retry)
 }
@@ -114,6 +117,12 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 	}
 	l := &Lock{client: c, req: req, value: value}
 	if err := l.extend(ctx, req); err != nil {
+		var qe *QuorumError
+		if errors.As(err, &qe) {
+			if ce := c.crossSlot(req, qe.Errors); ce != nil {
+				return nil, ce
+			}
+		}
 		return nil, err
 	}
 	return l, nil
@@ -269,12 +278,16 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	results := c.runScript(ctx, c.cfg.acquire, req, args)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
-	granted := quorum.Granted(v.granted, len(c.nodes), validity)
+	crossSlot := c.crossSlot(req, v.errs)
+	granted := crossSlot == nil && quorum.Granted(v.granted, len(c.nodes), validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if granted {
 		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
 	}
 	c.cleanup(ctx, req, value)
+	if crossSlot != nil {
+		return nil, crossSlot
+	}
 	return nil, c.failure("lock", req, v, validity)
 }
 
@@ -309,12 +322,37 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 			// deadline passed.
 			err = fmt.Errorf("%w (%v)", ErrNodeTimeout, err)
 		}
-		if err != nil && strings.Contains(err.Error(), "CROSSSLOT") {
-			err = fmt.Errorf("keys of one lock must share a Redis Cluster hash slot; give them a common hash tag, as in {order:42}:payment and {order:42}:stock: %w", err)
-		}
 		results[i] = result{reply: reply, err: err}
 	})
 	return results
+}
+
+// isCrossSlot reports whether err is a Redis Cluster node's refusal of a
+// request whose keys lie in different hash slots. Redis starts that error
+// reply with CROSSSLOT, and no driver gives it a type of its own, so the
+// text is the only signal; this is the one place that reads it.
+func isCrossSlot(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "CROSSSLOT")
+}
+
+// crossSlot returns an error matching ErrInvalidArgument when one of errs
+// is a CROSSSLOT refusal of the keys of req, and nil otherwise. Such a
+// refusal is the caller's mistake, not a node fault: counted as a failed
+// node, it would let a lock run on the other nodes with less fault
+// tolerance than configured, so the call fails instead.
+func (c *Client) crossSlot(req request, errs []*NodeError) error {
+	for _, ne := range errs {
+		if !isCrossSlot(ne.Err) {
+			continue
+		}
+		keys := req.keys
+		if req.extra != nil && c.cfg.anyCustomScript() {
+			keys = append(keys[:len(keys):len(keys)], *req.extra...)
+		}
+		return fmt.Errorf("%w: keys %s lie in different Redis Cluster hash slots; give them a common hash tag, as in {order:42}:payment and {order:42}:stock: %w",
+			ErrInvalidArgument, quoteKeys(keys), ne)
+	}
+	return nil
 }
 
 // timedOut reports whether a node's context has reached its deadline. A

@@ -119,6 +119,12 @@ func (c *config) buildScripts() error {
 	return nil
 }
 
+// anyCustomScript reports whether any script is custom, the only ones
+// that get the extra keys.
+func (c *config) anyCustomScript() bool {
+	return c.acquire.custom || c.extend.custom || c.release.custom
+}
+
 // extraKeysOf returns the extra keys of a lock with the given keys, nil
 // without WithExtraKeys.
 func (c *config) extraKeysOf(keys []string) (*[]string, error) {

@@ -3,8 +3,10 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Match them with errors.Is: the errors locksmith returns
@@ -62,6 +64,44 @@ func (e *chainedError) Unwrap() error { return e.parent }
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// Keys have no size limit, error messages must stay short: a message shows
+// at most maxQuotedKeys keys, each cut after maxQuotedKey bytes.
+const (
+	maxQuotedKey  = 64
+	maxQuotedKeys = 8
+)
+
+// quoteKey returns key quoted for an error message. A key longer than
+// maxQuotedKey bytes is cut, at a character boundary, and followed by its
+// length: "first bytes..." (N bytes).
+func quoteKey(key string) string {
+	if len(key) <= maxQuotedKey {
+		return strconv.Quote(key)
+	}
+	n := maxQuotedKey
+	for n > 0 && !utf8.RuneStart(key[n]) {
+		n--
+	}
+	return strconv.Quote(key[:n]+"...") + " (" + strconv.Itoa(len(key)) + " bytes)"
+}
+
+// quoteKeys returns keys quoted with quoteKey and separated by commas, the
+// first maxQuotedKeys of them followed by how many more there are.
+func quoteKeys(keys []string) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i == maxQuotedKeys {
+			fmt.Fprintf(&b, " and %d more", len(keys)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteKey(k))
+	}
+	return b.String()
 }
 
 // NodeError is the failure of one node in a round of requests.

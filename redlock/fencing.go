@@ -58,9 +58,13 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	start := time.Now()
 	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg})
 	v := countVotes(phase1, isFencedGrant)
-	if validity := quorum.Validity(req.ttl, time.Since(start), req.drift); !quorum.Granted(v.granted, n, validity) {
+	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	if err := c.crossSlot(req, v.errs); err != nil || !quorum.Granted(v.granted, n, validity) {
 		trace.attemptDone(start, value, v, validity, false)
 		c.cleanup(ctx, req, value)
+		if err != nil {
+			return nil, err
+		}
 		return nil, c.failure("lock", req, v, validity)
 	}
 	var highest int64
@@ -73,7 +77,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 
 	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)})
 	v = countVotes(phase2, isOne)
-	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	validity = quorum.Validity(req.ttl, time.Since(start), req.drift)
 	granted := quorum.Granted(v.granted, n, validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if !granted {
