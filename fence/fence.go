@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/locksmith-go/locksmith/internal/keytext"
 )
 
 // ErrStale is returned for a token lower than the highest one accepted for
@@ -26,6 +28,11 @@ var ErrStale = errors.New("fence: stale token")
 // ErrNoToken is returned for token 0, which is what an unfenced lock
 // reports.
 var ErrNoToken = errors.New("fence: token 0 is not a fencing token")
+
+// ErrInvalidArgument is returned for a call that cannot be carried out as
+// made: on a nil *Memory, or Do with a nil write function. Nothing is
+// recorded then.
+var ErrInvalidArgument = errors.New("fence: invalid argument")
 
 // Memory is an in-memory fence over any number of resources. The zero
 // value is ready to use and safe for concurrent use.
@@ -40,14 +47,24 @@ type Memory struct {
 // step, so run the guarded write while no other Accept of the resource can
 // interleave (for example under the same mutex), or use Do.
 func (m *Memory) Accept(resource string, token uint64) error {
+	if m == nil {
+		return fmt.Errorf("%w: Accept of a nil *Memory", ErrInvalidArgument)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.acceptLocked(resource, token)
 }
 
 // Do runs write if token is accepted for resource, holding the fence's
-// mutex so that no write with another token interleaves.
+// mutex so that no write with another token interleaves. A nil write is
+// refused with ErrInvalidArgument before the token is looked at.
 func (m *Memory) Do(resource string, token uint64, write func() error) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: Do of a nil *Memory", ErrInvalidArgument)
+	case write == nil:
+		return fmt.Errorf("%w: nil write function", ErrInvalidArgument)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.acceptLocked(resource, token); err != nil {
@@ -61,7 +78,7 @@ func (m *Memory) acceptLocked(resource string, token uint64) error {
 		return ErrNoToken
 	}
 	if highest := m.highest[resource]; token < highest {
-		return fmt.Errorf("%w: %d is below %d, already accepted for %q", ErrStale, token, highest, resource)
+		return fmt.Errorf("%w: %d is below %d, already accepted for %s", ErrStale, token, highest, keytext.Quote(resource))
 	}
 	if m.highest == nil {
 		m.highest = make(map[string]uint64)
@@ -70,8 +87,12 @@ func (m *Memory) acceptLocked(resource string, token uint64) error {
 	return nil
 }
 
-// Highest returns the highest token accepted for resource, or 0.
+// Highest returns the highest token accepted for resource, or 0; 0 also
+// for a nil *Memory.
 func (m *Memory) Highest(resource string) uint64 {
+	if m == nil {
+		return 0
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.highest[resource]

@@ -3,6 +3,7 @@ package fence_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,5 +104,40 @@ func TestScript(t *testing.T) {
 	}
 	if body, _ := s.Get("{doc}:body"); body != "v10" {
 		t.Errorf("body after bad tokens = %q, want v10", body)
+	}
+}
+
+// A nil write function or a nil *Memory is refused with ErrInvalidArgument,
+// and nothing is recorded.
+func TestMemoryRefusesBadInput(t *testing.T) {
+	var m fence.Memory
+	if err := m.Do("r", 1, nil); !errors.Is(err, fence.ErrInvalidArgument) {
+		t.Errorf("Do with a nil write = %v, want ErrInvalidArgument", err)
+	}
+	if got := m.Highest("r"); got != 0 {
+		t.Errorf("Highest after a refused Do = %d, want 0", got)
+	}
+	var nilMemory *fence.Memory
+	if err := nilMemory.Accept("r", 1); !errors.Is(err, fence.ErrInvalidArgument) {
+		t.Errorf("Accept of a nil *Memory = %v, want ErrInvalidArgument", err)
+	}
+	if err := nilMemory.Do("r", 1, func() error { return nil }); !errors.Is(err, fence.ErrInvalidArgument) {
+		t.Errorf("Do of a nil *Memory = %v, want ErrInvalidArgument", err)
+	}
+	if got := nilMemory.Highest("r"); got != 0 {
+		t.Errorf("Highest of a nil *Memory = %d, want 0", got)
+	}
+}
+
+// A stale token's error names the resource, cut when it is long.
+func TestMemoryStaleErrorCutsLongResources(t *testing.T) {
+	var m fence.Memory
+	long := strings.Repeat("r", 1<<16)
+	if err := m.Accept(long, 2); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Accept(long, 1)
+	if !errors.Is(err, fence.ErrStale) || len(err.Error()) > 200 {
+		t.Errorf("Accept of a stale token = %d bytes: %.200v, want ErrStale with the resource cut", len(err.Error()), err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/keytext"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
@@ -72,7 +73,7 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 // after the release; the key it sets then lives until its TTL runs out,
 // like the key of a crashed client, and blocks no one after that.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.lock(ctx, []string{key}, ttl, c.cfg.retry)
+	return c.lock(ctx, []string{key}, ttl, nil)
 }
 
 // TryLock makes a single attempt to acquire the lock on key for ttl,
@@ -91,7 +92,7 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (*L
 // ErrInvalidArgument, after releasing what the attempt set on the other
 // nodes: the lock would otherwise run without that node's vote.
 func (c *Client) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
-	return c.lock(ctx, keys, ttl, c.cfg.retry)
+	return c.lock(ctx, keys, ttl, nil)
 }
 
 // TryLockMulti is LockMulti with a single attempt.
@@ -105,6 +106,9 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 // and returns a Lock valid from that round. The keys are never created: if
 // a quorum of nodes no longer holds value, the error matches ErrNotHeld.
 func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -154,7 +158,7 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 		}
 		for _, prev := range names[:i] {
 			if prev == name {
-				return request{}, invalidf("key %q given twice", name)
+				return request{}, invalidf("key %s given twice", keytext.Quote(name))
 			}
 		}
 	}
@@ -184,7 +188,7 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 	}
 	for _, key := range keys {
 		if strings.HasSuffix(key, fenceSuffix) {
-			return request{}, invalidf("key %q ends in %q, reserved for fencing counters", key, fenceSuffix)
+			return request{}, invalidf("key %s ends in %q, reserved for fencing counters", keytext.Quote(key), fenceSuffix)
 		}
 	}
 	var fenced []string
@@ -210,6 +214,19 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 	}, nil
 }
 
+// usable reports an error matching ErrInvalidArgument for a Client not
+// made by New: a nil *Client, such as a failed New returns, or the zero
+// value.
+func (c *Client) usable() error {
+	switch {
+	case c == nil:
+		return invalidf("nil *Client")
+	case len(c.nodes) == 0:
+		return invalidf("Client not made by New")
+	}
+	return nil
+}
+
 func checkContext(ctx context.Context) error {
 	if ctx == nil {
 		return invalidf("nil Context")
@@ -217,7 +234,15 @@ func checkContext(ctx context.Context) error {
 	return nil
 }
 
+// lock acquires names for ttl, retrying as retry allows; a nil retry is
+// the Client's strategy, read only once c is known to be usable.
 func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, retry RetryStrategy) (l *Lock, err error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if retry == nil {
+		retry = c.cfg.retry
+	}
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -246,7 +271,7 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 		}
 		qe.Attempts = attempt
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %w", qe, ctx.Err())
+			return nil, withContextError(qe, ctx.Err())
 		}
 		delay, ok := retry.NextDelay(attempt)
 		if !ok {
@@ -256,7 +281,7 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 			w = &waiter{client: c}
 		}
 		if !w.wait(ctx, req, delay) {
-			return nil, fmt.Errorf("%w: %w", qe, ctx.Err())
+			return nil, withContextError(qe, ctx.Err())
 		}
 	}
 }
@@ -350,7 +375,7 @@ func (c *Client) crossSlot(req request, errs []*NodeError) error {
 			keys = append(keys[:len(keys):len(keys)], *req.extra...)
 		}
 		return fmt.Errorf("%w: keys %s lie in different Redis Cluster hash slots; give them a common hash tag, as in {order:42}:payment and {order:42}:stock: %w",
-			ErrInvalidArgument, quoteKeys(keys), ne)
+			ErrInvalidArgument, keytext.QuoteAll(keys), ne)
 	}
 	return nil
 }

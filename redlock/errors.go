@@ -3,10 +3,10 @@ package redlock
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/locksmith-go/locksmith/internal/keytext"
 )
 
 // Sentinel errors. Match them with errors.Is: the errors locksmith returns
@@ -66,43 +66,26 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
-// Keys have no size limit, error messages must stay short: a message shows
-// at most maxQuotedKeys keys, each cut after maxQuotedKey bytes.
-const (
-	maxQuotedKey  = 64
-	maxQuotedKeys = 8
-)
-
-// quoteKey returns key quoted for an error message. A key longer than
-// maxQuotedKey bytes is cut, at a character boundary, and followed by its
-// length: "first bytes..." (N bytes).
-func quoteKey(key string) string {
-	if len(key) <= maxQuotedKey {
-		return strconv.Quote(key)
-	}
-	n := maxQuotedKey
-	for n > 0 && !utf8.RuneStart(key[n]) {
-		n--
-	}
-	return strconv.Quote(key[:n]+"...") + " (" + strconv.Itoa(len(key)) + " bytes)"
+// endedError is the error of a call that failed after its context ended:
+// err, with the context's error in the chain as well. Its message names the
+// context's error once: not again when err already says it, as the errors
+// of nodes cut short by the same context do.
+type endedError struct {
+	err, ctxErr error
 }
 
-// quoteKeys returns keys quoted with quoteKey and separated by commas, the
-// first maxQuotedKeys of them followed by how many more there are.
-func quoteKeys(keys []string) string {
-	var b strings.Builder
-	for i, k := range keys {
-		if i == maxQuotedKeys {
-			fmt.Fprintf(&b, " and %d more", len(keys)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteKey(k))
-	}
-	return b.String()
+func withContextError(err, ctxErr error) error {
+	return &endedError{err: err, ctxErr: ctxErr}
 }
+
+func (e *endedError) Error() string {
+	if errors.Is(e.err, e.ctxErr) {
+		return e.err.Error()
+	}
+	return e.err.Error() + ": " + e.ctxErr.Error()
+}
+
+func (e *endedError) Unwrap() []error { return []error{e.err, e.ctxErr} }
 
 // NodeError is the failure of one node in a round of requests.
 type NodeError struct {
@@ -158,7 +141,7 @@ func (e *QuorumError) Error() string {
 	default:
 		fmt.Fprintf(&b, "redlock: %s not confirmed on ", e.Op)
 	}
-	fmt.Fprintf(&b, "%q: %d of %d nodes granted, quorum is %d", strings.Join(e.Keys, ","), e.Granted, e.Nodes, e.Quorum)
+	fmt.Fprintf(&b, "%s: %d of %d nodes granted, quorum is %d", keytext.QuoteAll(e.Keys), e.Granted, e.Nodes, e.Quorum)
 	if e.Granted >= e.Quorum && e.Validity <= 0 {
 		fmt.Fprintf(&b, ", but the round left no validity (%v)", e.Validity)
 	}

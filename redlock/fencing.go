@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/keytext"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
@@ -26,7 +27,8 @@ func fenceKey(key string) (string, error) {
 		}
 	}
 	if strings.IndexByte(key, '}') >= 0 {
-		return "", invalidf("fenced key %q has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as {%s}", key, strings.ReplaceAll(key, "}", ""))
+		return "", invalidf("fenced key %s has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as %s",
+			keytext.Quote(key), keytext.Quote("{"+strings.ReplaceAll(key, "}", "")+"}"))
 	}
 	return "{" + key + "}" + fenceSuffix, nil
 }

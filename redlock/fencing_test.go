@@ -92,7 +92,7 @@ func TestFencedMultiKeyLockSharesOneToken(t *testing.T) {
 func TestFencedLockRejectsKeysWithoutASlot(t *testing.T) {
 	c := newCluster(t, 1)
 	_, err := c.client(t, redlock.WithFencing()).Lock(context.Background(), "a}b", time.Minute)
-	checkInvalid(t, err, `redlock: invalid argument: fenced key "a}b" has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as {ab}`)
+	checkInvalid(t, err, `redlock: invalid argument: fenced key "a}b" has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as "{ab}"`)
 }
 
 // TestFencingTokensAreMonotonicUnderMinorityFaults takes fenced locks on a
