@@ -174,10 +174,13 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 	}
 	nodeTimeout := c.cfg.nodeTimeout
 	if !c.cfg.nodeTimeoutSet {
-		nodeTimeout = min(time.Duration(float64(ttl)*DefaultNodeTimeoutFraction), DefaultNodeTimeoutMax)
+		nodeTimeout = min(max(time.Duration(float64(ttl)*DefaultNodeTimeoutFraction), DefaultNodeTimeoutMin), DefaultNodeTimeoutMax)
 	}
-	if nodeTimeout >= ttl {
-		return request{}, invalidf("node timeout %v is not below the ttl %v", nodeTimeout, ttl)
+	// A round waits up to the node timeout for a node that does not
+	// answer: with no validity left after that, one such node would fail
+	// every lock.
+	if quorum.Validity(ttl, nodeTimeout, drift) <= 0 {
+		return request{}, invalidf("ttl %v leaves no validity after the clock-drift allowance of %v and the node timeout of %v", ttl, drift, nodeTimeout)
 	}
 	keys := names
 	if c.cfg.keyPrefix != "" {
@@ -342,10 +345,7 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 	quorum.FanOut(ctx, len(c.nodes), req.nodeTimeout, func(nodeCtx context.Context, i int) {
 		reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
 		if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
-			// Keep the driver's words but not its error chain, which
-			// would make the round look like the caller's own
-			// deadline passed.
-			err = fmt.Errorf("%w (%v)", ErrNodeTimeout, err)
+			err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: err}
 		}
 		results[i] = result{reply: reply, err: err}
 	})

@@ -48,8 +48,9 @@ var (
 	// option: it is a bug in the caller, never a condition of the nodes.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
 
-	// ErrNodeTimeout is the error of a node that did not reply within the
-	// per-node timeout. It is found inside a NodeError.
+	// ErrNodeTimeout is matched by the error of a node that did not reply
+	// within the per-node timeout, found inside a NodeError; its message
+	// names the timeout ("node timeout 5ms exceeded").
 	ErrNodeTimeout = errors.New("redlock: node did not reply within the per-node timeout")
 )
 
@@ -86,6 +87,21 @@ func (e *endedError) Error() string {
 }
 
 func (e *endedError) Unwrap() []error { return []error{e.err, e.ctxErr} }
+
+// nodeTimeoutError is the error of a node that did not answer within its
+// timeout. It matches ErrNodeTimeout and names the timeout. It keeps the
+// driver's words but not its error chain, which would make the round look
+// like the caller's own deadline passed.
+type nodeTimeoutError struct {
+	timeout   time.Duration
+	driverErr error
+}
+
+func (e *nodeTimeoutError) Error() string {
+	return fmt.Sprintf("node timeout %v exceeded (%v)", e.timeout, e.driverErr)
+}
+
+func (e *nodeTimeoutError) Is(target error) bool { return target == ErrNodeTimeout }
 
 // NodeError is the failure of one node in a round of requests.
 type NodeError struct {

@@ -1,5 +1,7 @@
 package redlock
 
+import "time"
+
 // Waiting returns how many Lock calls of c wait in the queue of key, so
 // that tests can order waiters without sleeping.
 func Waiting(c *Client, key string) int {
@@ -9,4 +11,10 @@ func Waiting(c *Client, key string) int {
 		return len(kw.queue)
 	}
 	return 0
+}
+
+// NodeTimeout returns the per-node timeout c uses for a lock of ttl.
+func NodeTimeout(c *Client, ttl time.Duration) (time.Duration, error) {
+	req, err := c.newRequest([]string{"k"}, ttl)
+	return req.nodeTimeout, err
 }

@@ -24,9 +24,16 @@ const (
 	DefaultDriftFactor = 0.01
 
 	// DefaultNodeTimeoutFraction is the share of the TTL a node may take to
-	// reply when WithNodeTimeout is not given, up to
-	// DefaultNodeTimeoutMax.
+	// reply when WithNodeTimeout is not given, between
+	// DefaultNodeTimeoutMin and DefaultNodeTimeoutMax.
 	DefaultNodeTimeoutFraction = 0.05
+
+	// DefaultNodeTimeoutMin is the least per-node timeout derived from the
+	// TTL. A script's round trip to a server on the same host takes well
+	// under a millisecond, but the goroutine that reads the reply may first
+	// wait for a CPU on a busy host, for a few milliseconds; 5 ms covers
+	// both, where 5% of a 10 ms TTL (500 µs) fails even on loopback.
+	DefaultNodeTimeoutMin = 5 * time.Millisecond
 
 	// DefaultNodeTimeoutMax caps the per-node timeout derived from the TTL.
 	DefaultNodeTimeoutMax = time.Second
@@ -142,9 +149,13 @@ func WithDriftFactor(f float64) Option {
 
 // WithNodeTimeout sets how long one node may take to answer one request.
 // A node that does not answer in time counts as failed for that round.
-// It must be positive and, for every call, below the lock's TTL.
-// Default: DefaultNodeTimeoutFraction (5%) of the TTL, at most
+// It must be positive. Default: DefaultNodeTimeoutFraction (5%) of the
+// TTL, at least DefaultNodeTimeoutMin (5 ms) and at most
 // DefaultNodeTimeoutMax (1 s).
+//
+// A call whose TTL leaves no validity after the drift allowance and the
+// node timeout (a round waits that long for a node that does not answer)
+// is refused with an error matching ErrInvalidArgument.
 //
 // Keep it well below the TTL: a round takes as long as its slowest node,
 // and that time is taken off the lock's validity. If the Redis client has
