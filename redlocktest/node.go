@@ -27,7 +27,8 @@ type Node struct {
 	conn    *conn
 
 	mu      sync.Mutex
-	raw     *resp.Notifier // the server's client, replaced when its address changes
+	addr    string
+	raw     *resp.Notifier // the client of addr
 	stopped bool
 	resumed chan struct{} // non-nil while the node hangs; closed by Resume
 	delay   time.Duration
@@ -39,7 +40,7 @@ func startNode(c *Cluster, index int, manualClock, notify bool) (*Node, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("redlocktest: starting node %d: %w", index, err)
 	}
-	n := &Node{cluster: c, index: index, srv: srv, raw: resp.DialNotifier(srv.Addr())}
+	n := &Node{cluster: c, index: index, srv: srv, addr: srv.Addr(), raw: resp.DialNotifier(srv.Addr())}
 	n.conn = &conn{node: n}
 	if notify {
 		n.conn.notifier = &notifier{conn: n.conn}
@@ -65,7 +66,11 @@ func (n *Node) close() {
 // Addr returns the server's address, for a Redis client of your own. It
 // changes only when Start or Forget finds the old port taken by another
 // process.
-func (n *Node) Addr() string { return n.srv.Addr() }
+func (n *Node) Addr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.addr
+}
 
 // admit lets a request through once the node's faults allow it, and
 // returns the client to send it with.
@@ -147,15 +152,15 @@ func (n *Node) Forget() {
 // another process took the old one, and flushes its scripts.
 func (n *Node) restartLocked() {
 	n.raw.Close()
-	addr := n.srv.Addr()
 	if err := n.srv.Restart(); err != nil {
 		if err := n.srv.StartAddr("127.0.0.1:0"); err != nil {
 			n.cluster.fail(fmt.Errorf("redlocktest: restarting node %d: %w", n.index, err))
 			return
 		}
 	}
-	if n.srv.Addr() != addr {
-		n.raw = resp.DialNotifier(n.srv.Addr())
+	if addr := n.srv.Addr(); addr != n.addr {
+		n.addr = addr
+		n.raw = resp.DialNotifier(addr)
 	}
 	n.stopped = false
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
