@@ -29,7 +29,8 @@ func ExampleWithFencing() {
 		log.Fatal(err)
 	}
 	// Send lock.Token() with every write; the resource keeps the highest
-	// token it has accepted and rejects lower ones.
+	// token it has accepted and rejects lower ones (package fence:
+	// fence.Memory, or fence.Script inside Redis).
 	fmt.Println("first holder's token:", lock.Token())
 	lock.Unlock(ctx) // here, or its validity ran out while it was paused
 

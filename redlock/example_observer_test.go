@@ -65,18 +65,23 @@ func ExampleWithLogger_warn() {
 	conns = []driver.Conn{failing}
 	ctx := context.Background()
 
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{
-		Level:       slog.LevelWarn,
-		ReplaceAttr: dropVarying,
-	}))
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+
+	opts.ReplaceAttr = dropVarying // only for this example's stable Output
+
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, opts))
 	locker, err := redlock.New(conns, redlock.WithLogger(logger))
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A node failing during a Lock call logs, for example:
-	if _, err := locker.TryLock(ctx, "invoice:42", 10*time.Second); err != nil {
+	// A node failing during a Lock call logs, among other records:
+	// {"time":"...","level":"WARN","msg":"redlock: node error","op":"lock","key":"invoice:42","node":0,"error":"..."}
+	lock, err := locker.TryLock(ctx, "invoice:42", 10*time.Second)
+	if err != nil {
 		fmt.Println("not acquired")
+		return
 	}
+	lock.Unlock(ctx)
 	// Output:
 	// {"level":"WARN","msg":"redlock: node error","op":"lock","key":"invoice:42","node":0,"error":"faults: injected node failure"}
 	// {"level":"WARN","msg":"redlock: attempt failed","key":"invoice:42","granted":0,"refused":0,"errors":1,"quorum":1,"attempt":1}
