@@ -13,7 +13,9 @@ import (
 
 // A Cluster is a set of in-process Redis nodes. Lock clients made from it
 // ([Cluster.Client], or redlock.New over [Cluster.Conns]) treat each node as
-// an independent Redis server.
+// an independent Redis server. Make one with New or Start: a zero Cluster
+// has no nodes, and the methods of a nil one do nothing (Close returns an
+// error).
 type Cluster struct {
 	t     testing.TB // nil for a Cluster made by Start
 	nodes []*Node
@@ -22,6 +24,8 @@ type Cluster struct {
 	errs   []error // what went wrong, for Close, when t is nil
 	closed bool
 }
+
+var errNilCluster = errors.New("redlocktest: nil Cluster")
 
 // An Option configures New and Start.
 type Option interface {
@@ -117,6 +121,9 @@ func (c *Cluster) fail(err error) {
 // the Cleanup that New registered calls Close. Calling Close again does
 // nothing.
 func (c *Cluster) Close() error {
+	if c == nil {
+		return errNilCluster
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -134,12 +141,18 @@ func (c *Cluster) Close() error {
 
 // Nodes returns the nodes, in the order of Conns.
 func (c *Cluster) Nodes() []*Node {
+	if c == nil {
+		return nil
+	}
 	return append([]*Node(nil), c.nodes...)
 }
 
 // Conns returns the nodes' Conns, for redlock.New or a wrapper of your own.
 // Each call returns a new slice of the same Conns.
 func (c *Cluster) Conns() []driver.Conn {
+	if c == nil {
+		return nil
+	}
 	conns := make([]driver.Conn, len(c.nodes))
 	for i, n := range c.nodes {
 		conns[i] = n.Conn()
@@ -152,6 +165,9 @@ func (c *Cluster) Conns() []driver.Conn {
 // made by New, like t.Fatal, so call it from the test's goroutine; on a
 // Cluster made by Start it returns nil and Close reports the error.
 func (c *Cluster) Client(opts ...redlock.Option) *redlock.Client {
+	if c == nil {
+		return nil
+	}
 	client, err := redlock.New(c.Conns(), opts...)
 	if err != nil {
 		if c.t != nil {
@@ -168,6 +184,9 @@ func (c *Cluster) Client(opts ...redlock.Option) *redlock.Client {
 // does: keys whose TTL is less than d expire. A lock's own validity
 // (Lock.ValidUntil) is measured by the client and does not move.
 func (c *Cluster) Advance(d time.Duration) {
+	if c == nil {
+		return
+	}
 	for _, n := range c.nodes {
 		n.Advance(d)
 	}
@@ -182,8 +201,15 @@ func (c *Cluster) Advance(d time.Duration) {
 //
 // It works on stopped and hanging nodes too. A nil lock fails the test.
 func (c *Cluster) LoseLock(lock *redlock.Lock) {
+	if c == nil {
+		return
+	}
 	if lock == nil {
 		c.fail(errors.New("redlocktest: LoseLock(nil)"))
+		return
+	}
+	if len(c.nodes) == 0 {
+		c.fail(errors.New("redlocktest: LoseLock on a Cluster without nodes"))
 		return
 	}
 	value := lock.Value()
@@ -198,6 +224,9 @@ func (c *Cluster) LoseLock(lock *redlock.Lock) {
 // a majority while the lock is held, none once it is released or expired
 // everywhere. A nil lock fails the test.
 func (c *Cluster) Holders(lock *redlock.Lock) int {
+	if c == nil {
+		return 0
+	}
 	if lock == nil {
 		c.fail(errors.New("redlocktest: Holders(nil)"))
 		return 0

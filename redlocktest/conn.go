@@ -60,6 +60,9 @@ func (c *notifier) Subscribe(ctx context.Context, channel string, deliver func(p
 // value each time. It implements driver.Notifier unless the Cluster was made
 // WithoutNotifications.
 func (n *Node) Conn() driver.Conn {
+	if n.missing() {
+		return nil
+	}
 	if n.conn.notifier != nil {
 		return n.conn.notifier
 	}

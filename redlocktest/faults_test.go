@@ -330,3 +330,38 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.fatals = append(r.fatals, fmt.Sprintf(format, args...))
 	runtime.Goexit()
 }
+
+// A nil or zero Cluster or Node does not panic.
+func TestNilAndZeroValues(t *testing.T) {
+	var nilCluster *redlocktest.Cluster
+	if err := nilCluster.Close(); err == nil {
+		t.Error("Close of a nil Cluster: nil error")
+	}
+	if nilCluster.Client() != nil || nilCluster.Conns() != nil || nilCluster.Nodes() != nil || nilCluster.Holders(nil) != 0 {
+		t.Error("a nil Cluster returned something")
+	}
+	nilCluster.Advance(time.Second)
+	nilCluster.LoseLock(nil)
+
+	var zero redlocktest.Cluster
+	zero.LoseLock(new(redlock.Lock))
+	if err := zero.Close(); err == nil || !strings.Contains(err.Error(), "without nodes") {
+		t.Errorf("Close of a zero Cluster after LoseLock: %v, want the LoseLock error", err)
+	}
+
+	for _, n := range []*redlocktest.Node{nil, new(redlocktest.Node)} {
+		n.Stop()
+		n.Start()
+		n.Forget()
+		n.Hang()
+		n.Resume()
+		n.Slow(time.Second)
+		n.Advance(time.Second)
+		if n.Conn() != nil || n.Addr() != "" || n.Keys() != nil {
+			t.Errorf("%#v returned something", n)
+		}
+		if _, ok := n.Get("k"); ok {
+			t.Errorf("%#v holds a key", n)
+		}
+	}
+}

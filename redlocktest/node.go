@@ -19,7 +19,8 @@ var ErrStopped = errors.New("redlocktest: node stopped")
 // A Node is one in-process Redis server of a [Cluster] with switchable
 // faults. Its faults act on the requests sent through its Conn
 // ([Node.Conn]); Stop, Start and Forget also act on the server itself, so
-// a client of your own dialled to [Node.Addr] sees them too.
+// a client of your own dialled to [Node.Addr] sees them too. Nodes come
+// from [Cluster.Nodes]; the methods of a nil or zero Node do nothing.
 type Node struct {
 	cluster *Cluster
 	index   int
@@ -48,6 +49,10 @@ func startNode(c *Cluster, index int, manualClock, notify bool) (*Node, error) {
 	return n, nil
 }
 
+// missing reports whether n is nil or a zero Node, which has no server: its
+// methods then do nothing and return zero values.
+func (n *Node) missing() bool { return n == nil || n.srv == nil }
+
 // close resumes the requests held by Hang, so that no goroutine stays
 // blocked, and shuts the server down.
 func (n *Node) close() {
@@ -67,6 +72,9 @@ func (n *Node) close() {
 // changes only when Start or Forget finds the old port taken by another
 // process.
 func (n *Node) Addr() string {
+	if n.missing() {
+		return ""
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.addr
@@ -109,6 +117,9 @@ func (n *Node) admit(ctx context.Context) (*resp.Notifier, error) {
 // requests fail with an error matching [ErrStopped] until Start. The data
 // stays, as on a server that persists every write.
 func (n *Node) Stop() {
+	if n.missing() {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stopped {
@@ -126,6 +137,9 @@ func (n *Node) Stop() {
 // Client finds NOSCRIPT and sends the script again. Start does nothing on a
 // running node.
 func (n *Node) Start() {
+	if n.missing() {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.stopped {
@@ -138,6 +152,9 @@ func (n *Node) Start() {
 // persistence comes back from a crash: every key and script is gone. A
 // stopped node is started empty.
 func (n *Node) Forget() {
+	if n.missing() {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.stopped {
@@ -175,6 +192,9 @@ func (n *Node) restartLocked() {
 // sees the node time out. New subscriptions to release notifications hang
 // too.
 func (n *Node) Hang() {
+	if n.missing() {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.resumed == nil {
@@ -186,6 +206,9 @@ func (n *Node) Hang() {
 // whose context has not ended yet get their replies, and the following
 // requests pass at once.
 func (n *Node) Resume() {
+	if n.missing() {
+		return
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.resumed != nil {
@@ -198,6 +221,9 @@ func (n *Node) Resume() {
 // until its context ends. Slow(0) ends the delay. A negative d fails the
 // test and changes nothing.
 func (n *Node) Slow(d time.Duration) {
+	if n.missing() {
+		return
+	}
 	if d < 0 {
 		n.cluster.fail(fmt.Errorf("redlocktest: Slow(%v): the delay is negative", d))
 		return
@@ -210,6 +236,9 @@ func (n *Node) Slow(d time.Duration) {
 // Advance moves the server's clock forward by d: keys whose TTL is less
 // than d expire. A negative d fails the test and changes nothing.
 func (n *Node) Advance(d time.Duration) {
+	if n.missing() {
+		return
+	}
 	if d < 0 {
 		n.cluster.fail(fmt.Errorf("redlocktest: Advance(%v): time cannot go back", d))
 		return
@@ -219,10 +248,18 @@ func (n *Node) Advance(d time.Duration) {
 
 // Keys returns the names of the keys the server holds, sorted. It works on
 // a stopped or hanging node too.
-func (n *Node) Keys() []string { return n.srv.Keys() }
+func (n *Node) Keys() []string {
+	if n.missing() {
+		return nil
+	}
+	return n.srv.Keys()
+}
 
 // Get returns the value of a string key, and whether the server holds it.
 func (n *Node) Get(key string) (string, bool) {
+	if n.missing() {
+		return "", false
+	}
 	v, err := n.srv.Get(key)
 	return v, err == nil
 }
