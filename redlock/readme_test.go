@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// The README's Go code is quoted from the runnable examples of the
-// repository's modules, so that the examples' compilation (and, where they
-// have an Output, their run) keeps it in step with the API. Each ```go block
-// of README.md must appear in one example*_test.go file: each of its
+// The README's Go code is quoted from the runnable examples and tests of the
+// repository's modules, so that their compilation (and, for examples with an
+// Output and for tests, their run) keeps it in step with the API. Each ```go
+// block of README.md must appear in one *_test.go file: each of its
 // paragraphs (runs of lines between blank lines) as consecutive lines of the
 // file, in the block's order, indentation aside. A quote may thus leave out
 // lines between paragraphs, such as an Example function's own line.
@@ -22,7 +22,7 @@ func TestREADMEQuotesExamples(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no ```go block")
 	}
-	examples := make(map[string][]string)
+	quotable := make(map[string][]string)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -30,12 +30,12 @@ func TestREADMEQuotesExamples(t *testing.T) {
 		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if name := d.Name(); !d.IsDir() && strings.HasPrefix(name, "example") && strings.HasSuffix(name, "_test.go") {
+		if !d.IsDir() && strings.HasSuffix(d.Name(), "_test.go") {
 			data, err := os.ReadFile(path)
 			if err != nil {
 				return err
 			}
-			examples[path] = strings.Split(string(data), "\n")
+			quotable[path] = strings.Split(string(data), "\n")
 		}
 		return nil
 	})
@@ -44,14 +44,14 @@ func TestREADMEQuotesExamples(t *testing.T) {
 	}
 	for _, b := range blocks {
 		found := false
-		for _, lines := range examples {
+		for _, lines := range quotable {
 			if quotes(lines, b.lines) {
 				found = true
 				break
 			}
 		}
 		if !found {
-			t.Errorf("README.md:%d: the go block starting %q is in no example*_test.go file; quote a runnable example verbatim", b.line, b.lines[0])
+			t.Errorf("README.md:%d: the go block starting %q is in no *_test.go file; quote a runnable example or a test verbatim", b.line, b.lines[0])
 		}
 	}
 }

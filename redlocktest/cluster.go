@@ -181,7 +181,7 @@ func (c *Cluster) Client(opts ...redlock.Option) *redlock.Client {
 }
 
 // Advance moves the clock of every node forward by d, as [Node.Advance]
-// does: keys whose TTL is less than d expire. A lock's own validity
+// does: keys with at most d of their TTL left expire. A lock's own validity
 // (Lock.ValidUntil) is measured by the client and does not move.
 func (c *Cluster) Advance(d time.Duration) {
 	if c == nil {

@@ -233,8 +233,8 @@ func (n *Node) Slow(d time.Duration) {
 	n.delay = d
 }
 
-// Advance moves the server's clock forward by d: keys whose TTL is less
-// than d expire. A negative d fails the test and changes nothing.
+// Advance moves the server's clock forward by d: keys with at most d of
+// their TTL left expire. A negative d fails the test and changes nothing.
 func (n *Node) Advance(d time.Duration) {
 	if n.missing() {
 		return
