@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/redlock"
 	"github.com/locksmith-go/locksmith/redlocktest"
 )
@@ -363,5 +364,33 @@ func TestNilAndZeroValues(t *testing.T) {
 		if _, ok := n.Get("k"); ok {
 			t.Errorf("%#v holds a key", n)
 		}
+	}
+}
+
+// A restarted node has forgotten its scripts, as a restarted Redis server
+// has, so clients go through their NOSCRIPT recovery.
+func TestRestartForgetsScripts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restart func(*redlocktest.Node)
+	}{
+		{"Stop and Start", func(n *redlocktest.Node) { n.Stop(); n.Start() }},
+		{"Forget", (*redlocktest.Node).Forget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node := redlocktest.New(t, 1).Nodes()[0]
+			ctx := context.Background()
+			sha, err := node.Conn().ScriptLoad(ctx, "return 7")
+			if err != nil {
+				t.Fatalf("ScriptLoad: %v", err)
+			}
+			if got, err := node.Conn().EvalSha(ctx, sha, nil, nil); err != nil || got != int64(7) {
+				t.Fatalf("EvalSha before the restart = %v, %v; want 7", got, err)
+			}
+			tc.restart(node)
+			if _, err := node.Conn().EvalSha(ctx, sha, nil, nil); !errors.Is(err, driver.ErrNoScript) {
+				t.Errorf("EvalSha after the restart: %v, want ErrNoScript", err)
+			}
+		})
 	}
 }
