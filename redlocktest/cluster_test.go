@@ -16,6 +16,16 @@ import (
 // near it.
 const waitLimit = 10 * time.Second
 
+// mustLock acquires key or stops the test.
+func mustLock(t *testing.T, client *redlock.Client, key string, ttl time.Duration) *redlock.Lock {
+	t.Helper()
+	lock, err := client.Lock(context.Background(), key, ttl)
+	if err != nil {
+		t.Fatalf("Lock(%q): %v", key, err)
+	}
+	return lock
+}
+
 // nodeTimeout is the per-node timeout of tests with short TTLs: long
 // enough that a loaded machine does not turn a slow reply into a failure.
 const nodeTimeout = 250 * time.Millisecond
@@ -25,10 +35,7 @@ func TestClientLocksOnEveryNode(t *testing.T) {
 	client := nodes.Client()
 	ctx := context.Background()
 
-	lock, err := client.Lock(ctx, "invoice:42", time.Minute)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "invoice:42", time.Minute)
 	if got := nodes.Holders(lock); got != 3 {
 		t.Errorf("Holders after Lock = %d, want 3", got)
 	}
@@ -69,10 +76,7 @@ func TestClientTakesOptions(t *testing.T) {
 	nodes := redlocktest.New(t, 3)
 	client := nodes.Client(redlock.WithFencing(), redlock.WithKeyPrefix("billing:"))
 	ctx := context.Background()
-	lock, err := client.Lock(ctx, "invoice:42", time.Minute)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "invoice:42", time.Minute)
 	defer lock.Unlock(ctx)
 	if lock.Token() != 1 {
 		t.Errorf("Token = %d, want 1", lock.Token())
@@ -99,10 +103,7 @@ func TestWithoutNotifications(t *testing.T) {
 	client := nodes.Client(redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 100_000)))
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	held, err := client.Lock(ctx, "report", time.Minute)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	held := mustLock(t, client, "report", time.Minute)
 	got := make(chan error, 1)
 	go func() {
 		lock, err := client.Lock(ctx, "report", time.Minute)

@@ -28,10 +28,7 @@ func TestStopAndStart(t *testing.T) {
 	nodes := redlocktest.New(t, 3)
 	client := nodes.Client()
 	ctx := context.Background()
-	lock, err := client.Lock(ctx, "invoice:42", time.Minute)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "invoice:42", time.Minute)
 
 	// One node down: locks are still granted by the other two.
 	n0, n1 := nodes.Nodes()[0], nodes.Nodes()[1]
@@ -71,10 +68,7 @@ func TestForget(t *testing.T) {
 	nodes := redlocktest.New(t, 3)
 	client := nodes.Client()
 	ctx := context.Background()
-	lock, err := client.Lock(ctx, "invoice:42", time.Minute)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "invoice:42", time.Minute)
 
 	// A majority restarted without persistence forgets the lock: the
 	// unsafe restart that the operational requirements rule out.
@@ -189,10 +183,7 @@ func TestLoseLockInKeepAlive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 
-	lock, err := client.Lock(ctx, "export", time.Second)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "export", time.Second)
 	work, stop := lock.KeepAlive(ctx)
 	defer stop()
 	nodes.LoseLock(lock)

@@ -19,10 +19,7 @@ func TestKeysExpireInRealTime(t *testing.T) {
 	defer cancel()
 
 	const ttl = 2 * nodeTimeout
-	abandoned, err := client.Lock(ctx, "report", ttl)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	abandoned := mustLock(t, client, "report", ttl)
 	// A second owner waits for the keys to expire.
 	next, err := nodes.Client(redlock.WithRetryStrategy(redlock.ConstantBackoff(ttl/4, 0, 1_000_000))).
 		Lock(ctx, "report", time.Minute)
@@ -42,10 +39,7 @@ func TestAdvance(t *testing.T) {
 	client := nodes.Client()
 	ctx := context.Background()
 
-	lock, err := client.Lock(ctx, "batch", time.Hour)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, client, "batch", time.Hour)
 	nodes.Advance(time.Hour)
 	if got := nodes.Holders(lock); got != 0 {
 		t.Errorf("Holders after Advance(TTL) = %d, want 0", got)
@@ -64,10 +58,7 @@ func TestAdvance(t *testing.T) {
 func TestNodeAdvance(t *testing.T) {
 	nodes := redlocktest.New(t, 3)
 	ctx := context.Background()
-	lock, err := nodes.Client().Lock(ctx, "batch", time.Hour)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	lock := mustLock(t, nodes.Client(), "batch", time.Hour)
 	defer lock.Unlock(ctx)
 	nodes.Nodes()[0].Advance(time.Hour / 2)
 	if got := nodes.Holders(lock); got != 3 {
