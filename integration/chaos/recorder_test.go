@@ -24,10 +24,10 @@ type recorder struct {
 	pauses    int             // client-side pauses between acquiring and using
 	pauseTime time.Duration
 	abandoned int // locks left to expire instead of being released
-	// lateCancels counts the contexts of lost renewed locks seen
-	// cancelled only after the lock's validity had ended, and
+	// lateCancels counts, per worker kind, the contexts of lost renewed
+	// locks seen cancelled only after the lock's validity had ended, and
 	// maxCancelDelay is the longest such delay.
-	lateCancels    int
+	lateCancels    map[string]int
 	maxCancelDelay time.Duration
 	unexpect       []string
 
@@ -37,12 +37,13 @@ type recorder struct {
 
 func newRecorder() *recorder {
 	return &recorder{
-		base:      time.Now(),
-		attempted: map[string]int{},
-		granted:   map[string]int{},
-		failed:    map[string]int{},
-		store:     fencedStore{highest: map[string]uint64{}},
-		counters:  counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}},
+		base:        time.Now(),
+		attempted:   map[string]int{},
+		granted:     map[string]int{},
+		failed:      map[string]int{},
+		lateCancels: map[string]int{},
+		store:       fencedStore{highest: map[string]uint64{}},
+		counters:    counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}},
 	}
 }
 
@@ -92,10 +93,10 @@ func (r *recorder) skip() {
 	r.skipped++
 }
 
-func (r *recorder) lateCancel(d time.Duration) {
+func (r *recorder) lateCancel(kind string, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lateCancels++
+	r.lateCancels[kind]++
 	r.maxCancelDelay = max(r.maxCancelDelay, d)
 }
 
