@@ -91,7 +91,10 @@ func (wk *worker) extendAtRandom(ctx context.Context, l *redlock.Lock, v *shared
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		timer.Reset(time.Duration(rng.Int64N(int64(ttl / 2))))
+		// About two Extends per extender and TTL: as many rounds as
+		// the renewal's, not so many that they crowd out the other
+		// workers' on a loaded machine.
+		timer.Reset(time.Duration(rng.Int64N(int64(ttl))))
 		select {
 		case <-stop:
 			return
