@@ -61,10 +61,12 @@ type phaseReport struct {
 	Abandoned     int `json:"locks_abandoned_to_expire"`
 	// LateCancels counts renewed locks whose context was seen cancelled
 	// for the loss only after the validity had ended (the process ran its
-	// timers late), MaxCancelDelay the longest delay.
-	LateCancels       int            `json:"late_cancellations"`
-	LateCancelsByKind map[string]int `json:"late_cancellations_by_kind,omitempty"`
-	MaxCancelDelay    string         `json:"max_cancellation_delay"`
+	// timers late, or the renewal missed a change of the validity),
+	// MaxCancelDelay the longest delay; both also by worker kind.
+	LateCancels          int               `json:"late_cancellations"`
+	MaxCancelDelay       string            `json:"max_cancellation_delay"`
+	LateCancelsByKind    map[string]int    `json:"late_cancellations_by_kind,omitempty"`
+	MaxCancelDelayByKind map[string]string `json:"max_cancellation_delay_by_kind,omitempty"`
 
 	// Examples are the first violations of each checker.
 	Examples []string `json:"examples,omitempty"`
@@ -122,11 +124,14 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	p.Updates = len(rec.rmws)
 	p.LateUpdates = lateUses(rec.grants, rec.rmws)
 	p.SkippedUses, p.Abandoned = rec.skipped, rec.abandoned
-	p.LateCancelsByKind = maps.Clone(rec.lateCancels)
-	for _, n := range rec.lateCancels {
+	p.LateCancelsByKind, p.MaxCancelDelayByKind = maps.Clone(rec.lateCancels), map[string]string{}
+	var maxDelay time.Duration
+	for k, n := range rec.lateCancels {
 		p.LateCancels += n
+		maxDelay = max(maxDelay, rec.maxCancelDelay[k])
+		p.MaxCancelDelayByKind[k] = rec.maxCancelDelay[k].Round(time.Millisecond).String()
 	}
-	p.MaxCancelDelay = rec.maxCancelDelay.Round(time.Millisecond).String()
+	p.MaxCancelDelay = maxDelay.Round(time.Millisecond).String()
 	for _, list := range [][]string{fence, leaks, rec.unexpect} {
 		p.Examples = append(p.Examples, list[:min(3, len(list))]...)
 	}
@@ -146,13 +151,19 @@ func overlapsByKind(over []overlap) map[string]int {
 }
 
 // perKind formats counts by worker kind as "kind n, kind n", in kind
-// order, or "-" when there are none.
-func perKind(m map[string]int) string {
+// order, each followed by what detail returns for its kind, or "-" when
+// there are none.
+func perKind(m map[string]int, detail ...func(kind string) string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if m[k] != 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		if m[k] == 0 {
+			continue
 		}
+		part := fmt.Sprintf("%s %d", k, m[k])
+		for _, d := range detail {
+			part += d(k)
+		}
+		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
 		return "-"
@@ -224,7 +235,9 @@ func (r report) print(w io.Writer) {
 	row("lost locks' contexts closed after the validity (max delay)", func(p phaseReport) string {
 		return fmt.Sprintf("%d (%s)", p.LateCancels, p.MaxCancelDelay)
 	})
-	row("  by kind", func(p phaseReport) string { return perKind(p.LateCancelsByKind) })
+	row("  by kind (max delay)", func(p phaseReport) string {
+		return perKind(p.LateCancelsByKind, func(k string) string { return " (" + p.MaxCancelDelayByKind[k] + ")" })
+	})
 	tw.Flush()
 	for _, p := range r.Phases {
 		fmt.Fprintf(w, "\n%s: %s\n", p.Name, p.Conditions)

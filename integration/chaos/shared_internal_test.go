@@ -249,6 +249,12 @@ func TestOverlapsByKind(t *testing.T) {
 	if s := perKind(got); s != "plain 1, shared 1" {
 		t.Errorf("perKind = %q", s)
 	}
+	if s := perKind(got, func(k string) string { return " (" + k[:1] + ")" }); s != "plain 1 (p), shared 1 (s)" {
+		t.Errorf("perKind with a detail = %q", s)
+	}
+	if s := perKind(map[string]int{kindDo: 0}); s != "-" {
+		t.Errorf("perKind of a zero count = %q, want -", s)
+	}
 	if s := perKind(nil); s != "-" {
 		t.Errorf("perKind(nil) = %q, want -", s)
 	}

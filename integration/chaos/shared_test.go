@@ -14,8 +14,9 @@ import (
 // hands its Lock around does: the holder keeps it with KeepAlive and uses the
 // resource while the KeepAlive context is live and the lock's validity is
 // ahead; one or two extenders call Extend at random moments with TTLs from
-// half to twice the lock's; the holder unlocks it while the extenders and
-// the renewal may still be running, or leaves it to expire.
+// half to twice the lock's, now and then two at once; the holder unlocks it
+// while the extenders and the renewal may still be running, or leaves it to
+// expire.
 //
 // Its window ends at the earliest of the moment the holders stopped being
 // entitled to trust the lock (see trustedUntil), the KeepAlive context seen
@@ -91,8 +92,8 @@ func (wk *worker) extendAtRandom(ctx context.Context, l *redlock.Lock, v *shared
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		// About two Extends per extender and TTL: as many rounds as
-		// the renewal's, not so many that they crowd out the other
+		// About two steps per extender and TTL, as often as the
+		// renewal, not so often that their rounds crowd out the other
 		// workers' on a loaded machine.
 		timer.Reset(time.Duration(rng.Int64N(int64(ttl))))
 		select {
@@ -102,22 +103,38 @@ func (wk *worker) extendAtRandom(ctx context.Context, l *redlock.Lock, v *shared
 			return
 		case <-timer.C:
 		}
-		d := extendTTL(rng, ttl)
-		id := v.extending(d)
-		err := l.Extend(ctx, d)
-		v.extended(id)
-		wk.check(err)
+		if rng.IntN(3) > 0 {
+			wk.extend(ctx, l, v, extendTTL(rng, ttl/2, maxExtendTTL(ttl)))
+			continue
+		}
+		// Two Extends at once, one shorter and one longer than ttl,
+		// in random order: whichever the nodes apply last sets the
+		// keys' TTL, whichever returns last sets ValidUntil.
+		ttls := []time.Duration{extendTTL(rng, ttl/2, ttl), extendTTL(rng, ttl, maxExtendTTL(ttl))}
+		rng.Shuffle(2, func(i, j int) { ttls[i], ttls[j] = ttls[j], ttls[i] })
+		var pair sync.WaitGroup
+		for _, d := range ttls {
+			pair.Go(func() { wk.extend(ctx, l, v, d) })
+		}
+		pair.Wait()
 	}
 }
 
-// extendTTL returns a TTL for an Extend of a lock taken for ttl: from half
-// to twice ttl, in whole milliseconds as the nodes keep them.
-func extendTTL(rng *rand.Rand, ttl time.Duration) time.Duration {
-	lo, hi := ttl/2, maxExtendTTL(ttl)
+// extend calls l.Extend(ctx, ttl), telling v of it.
+func (wk *worker) extend(ctx context.Context, l *redlock.Lock, v *sharedView, ttl time.Duration) {
+	id := v.extending(ttl)
+	err := l.Extend(ctx, ttl)
+	v.extended(id)
+	wk.check(err)
+}
+
+// extendTTL returns a random TTL in [lo, hi), in whole milliseconds as the
+// nodes keep them.
+func extendTTL(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return (lo + time.Duration(rng.Int64N(int64(hi-lo)))).Truncate(time.Millisecond)
 }
 
-// maxExtendTTL bounds the TTLs extendTTL draws for a lock taken for ttl:
+// maxExtendTTL bounds the TTLs of the Extends of a lock taken for ttl:
 // the longest a key of the run can live.
 func maxExtendTTL(ttl time.Duration) time.Duration { return 2 * ttl }
 
