@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ type Client struct {
 	nodes []*scripts.Node
 	cfg   config
 	waits releaseWaits
+	live  liveLocks
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -105,6 +107,12 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 // keys that still hold value to ttl on every node, exactly as Extend does,
 // and returns a Lock valid from that round. The keys are never created: if
 // a quorum of nodes no longer holds value, the error matches ErrNotHeld.
+//
+// When a Lock that c handed out holds value on key and the program still
+// refers to it, Resume extends that Lock, in its turn with its other extend
+// rounds, and returns it (ErrReleased once it was unlocked): two Locks of
+// one value would each believe only their own rounds. Two processes must
+// not use one value at once, for the same reason.
 func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -119,8 +127,21 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{client: c, req: req, value: value}
+	if l := c.live.find(value); l != nil && slices.Equal(l.names(), req.names) {
+		if err := l.takeTurn(ctx, nil); err != nil {
+			return nil, err
+		}
+		defer l.endTurn()
+		if err := l.extend(ctx, req); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	l := newLock(c, req, value, 0, time.Time{})
+	l.turn <- struct{}{} // no one else knows l yet
+	defer l.endTurn()
 	if err := l.extend(ctx, req); err != nil {
+		c.live.remove(l)
 		var qe *QuorumError
 		if errors.As(err, &qe) {
 			if ce := c.crossSlot(req, qe.Errors); ce != nil {
@@ -310,7 +331,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	granted := crossSlot == nil && quorum.Granted(v.granted, len(c.nodes), validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if granted {
-		return &Lock{client: c, req: req, value: value, acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
+		return newLock(c, req, value, 0, start), nil
 	}
 	c.cleanup(ctx, req, value)
 	if crossSlot != nil {

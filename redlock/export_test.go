@@ -1,6 +1,9 @@
 package redlock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Waiting returns how many Lock calls of c wait in the queue of key, so
 // that tests can order waiters without sleeping.
@@ -11,6 +14,23 @@ func Waiting(c *Client, key string) int {
 		return len(kw.queue)
 	}
 	return 0
+}
+
+// ArmedLossDeadline returns the deadline that the loss timer of the
+// KeepAlive that returned ctx is armed for. ok is false for any other
+// context and once that renewal has ended.
+func ArmedLossDeadline(ctx context.Context) (deadline time.Time, ok bool) {
+	hc, _ := ctx.(*heldContext)
+	if hc == nil || hc.r == nil {
+		return time.Time{}, false
+	}
+	l := hc.lock
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.renewal != hc.r {
+		return time.Time{}, false
+	}
+	return hc.r.armed, true
 }
 
 // NodeTimeout returns the per-node timeout c uses for a lock of ttl.

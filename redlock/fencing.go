@@ -86,7 +86,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 		c.cleanup(ctx, req, value)
 		return nil, c.failure("lock", req, v, validity)
 	}
-	return &Lock{client: c, req: req, value: value, token: uint64(token), acquired: start, validUntil: start.Add(req.ttl - req.drift)}, nil
+	return newLock(c, req, value, uint64(token), start), nil
 }
 
 // isFencedGrant reports whether a phase-1 reply grants the lock: {1, n}

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -12,20 +13,63 @@ import (
 // [Lock.ValidUntil] unless extended; after that the keys may expire on the
 // nodes and another owner may acquire them.
 //
-// A Lock is safe for concurrent use.
+// A Lock is safe for concurrent use, also while [Lock.KeepAlive] renews
+// it. Its extend rounds (Extend calls, renewals, and a Resume of its value
+// on the same Client) run one at a time, each after the previous one has
+// ended, and ValidUntil never runs ahead of what the nodes may hold: a
+// round that may shorten the keys lowers ValidUntil before it is sent, and
+// only a round that a quorum confirmed moves it later. No round starts once
+// Unlock has been called.
 type Lock struct {
 	client *Client
-	req    request
 	value  string
 	token  uint64 // 0 unless the Client fences its locks
 
-	acquired time.Time // start of the round that granted or resumed the lock
+	// turn holds a token while an extend round of the lock runs, so that
+	// rounds never overlap. A channel rather than a mutex, so that a
+	// caller waiting for its turn can give up when its ctx ends.
+	turn chan struct{}
 
-	mu           sync.Mutex
-	validUntil   time.Time // on the monotonic clock; zero once Unlock started
-	unlocking    bool      // Unlock was called
-	released     bool      // an Unlock was confirmed by a quorum
-	keepingAlive bool      // a KeepAlive goroutine runs
+	mu         sync.Mutex
+	req        request   // of the last round that a quorum confirmed
+	acquired   time.Time // start of the round that granted or resumed the lock
+	validUntil time.Time // on the monotonic clock; zero once Unlock started
+	// ttl is the TTL that validUntil and the renewal points are counted
+	// with: req.ttl, or less when an earlier round with a shorter TTL may
+	// still be applied late (see uncertain).
+	ttl time.Duration
+	// uncertain is the shortest TTL sent in a request whose outcome on its
+	// node is unknown (a timeout or a lost reply): such a request may
+	// still be applied after rounds started later, so no later validity
+	// may count on more than it. 0 when there is none.
+	uncertain     time.Duration
+	unlocking     bool     // Unlock was called
+	validAtUnlock bool     // the lock was still valid when Unlock was first called
+	released      bool     // an Unlock was confirmed by a quorum
+	renewal       *renewal // of the running KeepAlive, nil when none runs
+}
+
+// newLock returns a Lock granted by a round that started at start.
+func newLock(c *Client, req request, value string, token uint64, start time.Time) *Lock {
+	l := &Lock{client: c, req: req, value: value, token: token, turn: make(chan struct{}, 1), ttl: req.ttl}
+	if !start.IsZero() {
+		l.acquired = start
+		l.validUntil = start.Add(req.ttl - req.drift)
+	}
+	c.live.add(l)
+	return l
+}
+
+// check reports why op cannot run on l: a nil *Lock, or a Lock that no
+// Client returned (its zero value).
+func (l *Lock) check(op string) error {
+	switch {
+	case l == nil:
+		return invalidf("%s of a nil *Lock", op)
+	case l.client == nil || l.turn == nil:
+		return invalidf("%s of a Lock that no Client returned", op)
+	}
+	return nil
 }
 
 // Key returns the resource name the lock was acquired on; for a lock over
@@ -34,7 +78,11 @@ func (l *Lock) Key() string {
 	if l == nil {
 		return ""
 	}
-	return l.names()[0]
+	names := l.names()
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }
 
 // Keys returns the resource names the lock holds, in the order given.
@@ -80,8 +128,9 @@ func (l *Lock) Token() uint64 {
 
 // ValidUntil returns the time until which the lock is held, on the local
 // monotonic clock: the start of the last successful acquire or extend round
-// plus the TTL, less the clock-drift allowance. It returns the zero Time
-// once Unlock has been called.
+// plus the TTL, less the clock-drift allowance, and earlier while a round
+// that may shorten the keys is in flight or after one that failed. It
+// returns the zero Time once Unlock has been called.
 func (l *Lock) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
@@ -104,14 +153,17 @@ func (l *Lock) TTL() time.Duration {
 // Extend resets the lock's TTL to ttl on every node that still holds it
 // and moves [Lock.ValidUntil] to the start of this round plus ttl, less the
 // drift allowance. A key that has expired on a node is never created again.
+// A shorter ttl than before shortens the lock: ValidUntil is lowered before
+// any node is contacted, and a running KeepAlive follows the new validity.
 //
 // Extend is refused without contacting any node when the lock's validity
-// has already passed (ErrExpired) or Unlock was called (ErrReleased). When a
-// quorum does not confirm, it returns a *QuorumError matching ErrNotHeld and
-// ValidUntil does not move later.
+// has already passed (ErrExpired) or Unlock was called (ErrReleased). It
+// waits for an extend round of the lock already in flight (another Extend,
+// a renewal) to end, or for ctx. When a quorum does not confirm, it returns
+// a *QuorumError matching ErrNotHeld and ValidUntil does not move later.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	if l == nil {
-		return invalidf("Extend of a nil *Lock")
+	if err := l.check("Extend"); err != nil {
+		return err
 	}
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -120,6 +172,10 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err != nil {
 		return err
 	}
+	if err := l.takeTurn(ctx, nil); err != nil {
+		return err
+	}
+	defer l.endTurn()
 	l.mu.Lock()
 	unlocking, validUntil := l.unlocking, l.validUntil
 	l.mu.Unlock()
@@ -132,35 +188,74 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return l.extend(ctx, req)
 }
 
+// takeTurn waits until no other extend round of l runs and takes the turn.
+// It returns ctx.Err() when ctx ends first and errStopped when stop is
+// closed first (a nil stop never is).
+func (l *Lock) takeTurn(ctx context.Context, stop <-chan struct{}) error {
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop:
+		return errStopped
+	}
+}
+
+// errStopped is returned by takeTurn when renewal was stopped while it
+// waited; it never reaches a caller.
+var errStopped = errors.New("redlock: renewal stopped")
+
+// endTurn lets the next extend round of l start.
+func (l *Lock) endTurn() { <-l.turn }
+
 // extend runs an extend round with the lock's value and updates the
-// validity from it.
+// validity from it. The caller holds the turn.
 func (l *Lock) extend(ctx context.Context, req request) error {
 	c := l.client
+	l.mu.Lock()
+	if l.unlocking {
+		l.mu.Unlock()
+		return ErrReleased
+	}
+	// Taken under l.mu, after the check: a round that starts at all
+	// starts before the release round of an Unlock.
 	start := time.Now()
+	ttl := req.ttl
+	if l.uncertain > 0 {
+		ttl = min(ttl, l.uncertain)
+	}
+	newUntil := start.Add(ttl - req.drift)
+	resuming := l.acquired.IsZero() // the first round of Resume: nothing older to keep
+	if !resuming && newUntil.Before(l.validUntil) {
+		// The round may shorten the keys on the nodes it reaches, before
+		// it is known whether a quorum confirms: lower the validity first.
+		l.setValidity(newUntil, min(l.ttl, ttl))
+	}
+	l.mu.Unlock()
+
 	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg})
-	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	validity := quorum.Validity(ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
-	newUntil := start.Add(req.ttl - req.drift)
 	c.cfg.obs.extended(ctx, l, req, start, v, validity, granted)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.unlocking:
-		// Unlock ran meanwhile; its release decides.
-	case granted, l.validUntil.IsZero():
-		// A successful round, or the first round of Resume, which has
-		// nothing older to fall back on.
-		l.validUntil = newUntil
+	if len(v.errs) > 0 && (l.uncertain == 0 || req.ttl < l.uncertain) {
+		l.uncertain = req.ttl
+	}
+	if granted && !l.unlocking {
 		l.req = req
-		if l.acquired.IsZero() {
+		if resuming {
 			l.acquired = start
 		}
-	case newUntil.Before(l.validUntil):
-		// The failed round may have shortened the keys on some nodes,
-		// so the old validity is only safe up to the new TTL.
-		l.validUntil = newUntil
+		l.setValidity(newUntil, ttl)
 	}
 	if !granted {
 		return c.failure("extend", req, v, validity)
@@ -168,10 +263,27 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	return nil
 }
 
+// setValidity sets the lock's validity and the TTL it is counted with, and
+// has a running KeepAlive follow them. The caller holds l.mu.
+func (l *Lock) setValidity(until time.Time, ttl time.Duration) {
+	l.validUntil, l.ttl = until, ttl
+	if l.renewal != nil {
+		l.renewal.rearm(l.client.cfg.lossDeadline(until, ttl))
+	}
+}
+
 // Unlock releases the lock on every node: it deletes each key that still
-// holds this lock's value. It returns nil when a quorum of nodes confirmed,
-// and a *QuorumError matching ErrNotHeld otherwise, typically because the
-// lock had expired.
+// holds this lock's value. It returns nil when a quorum of nodes confirmed
+// that none of the keys holds the value any more, and a *QuorumError
+// matching ErrNotHeld otherwise, typically because the lock had expired and
+// another owner took a key. When the lock's validity had already passed
+// when Unlock was called, it returns ErrExpired after the release even if
+// the nodes confirm it: the keys may have belonged to another owner
+// meanwhile.
+//
+// Unlock ends a running KeepAlive at once (its context is cancelled with
+// ErrReleased before Unlock contacts any node), and no extend round starts
+// after it was called.
 //
 // Unlock is detached from ctx's cancellation: it runs to the end, each node
 // bounded by the per-node timeout, even if ctx is cancelled, so that a
@@ -179,8 +291,8 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 // confirmed Unlock returns ErrReleased without contacting any node; after an
 // unconfirmed one it tries the release again.
 func (l *Lock) Unlock(ctx context.Context) error {
-	if l == nil {
-		return invalidf("Unlock of a nil *Lock")
+	if err := l.check("Unlock"); err != nil {
+		return err
 	}
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -190,16 +302,22 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.mu.Unlock()
 		return ErrReleased
 	}
-	l.unlocking = true
-	l.validUntil = time.Time{}
-	req, acquired := l.req, l.acquired
+	if !l.unlocking {
+		l.unlocking = true
+		l.validAtUnlock = time.Now().Before(l.validUntil)
+		l.validUntil = time.Time{}
+	}
+	req, acquired, wasValid, r := l.req, l.acquired, l.validAtUnlock, l.renewal
 	l.mu.Unlock()
+	if r != nil {
+		r.cancel(ErrReleased)
+	}
 
 	c := l.client
 	start := time.Now()
 	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value})
-	wantDeleted := int64(len(req.keys))
-	v := countVotes(results, func(reply any) bool { return reply == wantDeleted })
+	wantReleased := int64(len(req.keys))
+	v := countVotes(results, func(reply any) bool { return reply == wantReleased })
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed)
 	if !confirmed {
@@ -208,5 +326,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	l.released = true
 	l.mu.Unlock()
+	if !wasValid {
+		return ErrExpired
+	}
 	return nil
 }

@@ -85,18 +85,21 @@ func (l *Lock) KeepAlive(ctx context.Context) (_ context.Context, stop func()) {
 		parent = context.Background()
 	}
 	kctx, cancel := context.WithCancelCause(parent)
-	if cause := l.startKeepAlive(ctx); cause != nil {
+	r := &renewal{l: l, ctx: kctx, cancel: cancel, changed: make(chan struct{}, 1)}
+	if cause := l.startKeepAlive(ctx, r); cause != nil {
 		cancel(cause)
 		return &heldContext{Context: kctx, lock: l}, func() { cancel(context.Canceled) }
 	}
-	r := &renewal{l: l, ctx: kctx, cancel: cancel, keys: l.names()}
 	stopCh := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		r.run(stopCh)
 		l.mu.Lock()
-		l.keepingAlive = false
+		if l.renewal == r {
+			l.renewal = nil
+		}
+		r.lossTimer.Stop()
 		l.mu.Unlock()
 	}()
 	var once sync.Once
@@ -154,26 +157,32 @@ func (c *heldContext) Err() error {
 	return c.Context.Err()
 }
 
-// startKeepAlive checks that l can be kept alive and marks it so. It
-// returns the reason when it cannot.
-func (l *Lock) startKeepAlive(ctx context.Context) error {
+// startKeepAlive checks that l can be kept alive and makes r its renewal,
+// with the loss timer armed. It returns the reason when it cannot.
+func (l *Lock) startKeepAlive(ctx context.Context, r *renewal) error {
 	if ctx == nil {
 		return invalidf("nil Context")
 	}
-	if l == nil {
-		return invalidf("KeepAlive of a nil *Lock")
+	if err := l.check("KeepAlive"); err != nil {
+		return err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.unlocking:
 		return ErrReleased
-	case l.keepingAlive:
+	case l.renewal != nil:
 		return invalidf("KeepAlive of a lock already kept alive")
 	case !time.Now().Before(l.validUntil):
 		return ErrExpired
 	}
-	l.keepingAlive = true
+	r.keys = l.req.names
+	l.renewal = r
+	// The loss deadline fires on its own timer so that it is met even
+	// while a renewal round is in flight; setValidity re-arms it whenever
+	// the validity changes.
+	r.armed = l.client.cfg.lossDeadline(l.validUntil, l.ttl)
+	r.lossTimer = time.AfterFunc(time.Until(r.armed), func() { r.lost(r.lossCause()) })
 	return nil
 }
 
@@ -184,10 +193,31 @@ type renewal struct {
 	cancel context.CancelCauseFunc
 	keys   []string
 
+	// changed receives a value when the lock's validity changed, so that
+	// the renewal goroutine computes its next renewal point again.
+	changed chan struct{}
+	// lossTimer declares the lock lost at its loss deadline, armed is
+	// the deadline it was last set for. Both are set before the renewal
+	// starts and changed under l.mu.
+	lossTimer *time.Timer
+	armed     time.Time
+
 	reported atomic.Bool // LockLost was reported
 
 	mu      sync.Mutex
 	lastErr error // of the last failed renewal round
+}
+
+// rearm moves the loss timer to deadline and wakes the renewal goroutine.
+// The caller holds l.mu. A lock already declared lost stays lost: its
+// context is cancelled for good.
+func (r *renewal) rearm(deadline time.Time) {
+	r.armed = deadline
+	r.lossTimer.Reset(time.Until(deadline))
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
 }
 
 // lost gives the lock up with cause. LockLost is reported once, by the
@@ -221,11 +251,12 @@ func (r *renewal) lossDeadline() (deadline time.Time, ok bool) {
 	if l.unlocking {
 		return time.Time{}, false
 	}
-	return l.client.cfg.lossDeadline(l.validUntil, l.req.ttl), true
+	return l.client.cfg.lossDeadline(l.validUntil, l.ttl), true
 }
 
-// lossDeadline returns when a lock valid until until with the given TTL
-// counts as lost unless renewed: the loss timer and Err share it.
+// lossDeadline returns when a lock valid until until, counted with the
+// given TTL, counts as lost unless renewed: the loss timer and Err share
+// it.
 func (c *config) lossDeadline(until time.Time, ttl time.Duration) time.Time {
 	return until.Add(-share(ttl, c.lossMargin))
 }
@@ -243,80 +274,130 @@ func (r *renewal) checkDeadline() {
 	}
 }
 
+// wake is why a renewal's wait ended.
+type wake int
+
+const (
+	wakeTime    wake = iota // the time waited for came
+	wakeChanged             // the lock's validity changed
+	wakeStop                // stop was called or the context is done
+)
+
 // run extends the lock each time its validity falls to the renewal point,
 // until stop is closed, the context is done, or the lock is lost, released
 // or at a hold limit, in which case it cancels the context with the reason.
+// Whenever the validity changes (an Extend of the holder's, a renewal, a
+// failed round) it computes the renewal point again.
 func (r *renewal) run(stop <-chan struct{}) {
-	l, ctx, cancel := r.l, r.ctx, r.cancel
+	l, ctx := r.l, r.ctx
 	cfg := &l.client.cfg
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	// sleep waits d and reports whether renewal should go on.
-	sleep := func(d time.Duration) bool {
+	wait := func(d time.Duration) wake {
 		timer.Reset(d)
 		select {
 		case <-timer.C:
-			return true
+			return wakeTime
+		case <-r.changed:
+			timer.Stop()
+			return wakeChanged
 		case <-stop:
 		case <-ctx.Done():
 		}
-		return false
+		return wakeStop
 	}
 
-	// The loss deadline fires on its own timer so that it is met even
-	// while a renewal round is in flight.
-	lossTimer := time.AfterFunc(time.Hour, func() { r.lost(r.lossCause()) })
-	defer lossTimer.Stop()
-
-	for renewals := 0; ; renewals++ {
+	renewals := 0
+	for {
 		l.mu.Lock()
-		until, req, unlocking := l.validUntil, l.req, l.unlocking
+		until, ttl, unlocking := l.validUntil, l.ttl, l.unlocking
 		l.mu.Unlock()
 		if unlocking {
-			cancel(ErrReleased)
+			r.cancel(ErrReleased)
 			return
 		}
-		if !lossTimer.Stop() || ctx.Err() != nil {
-			return // the lock was declared lost
+		if ctx.Err() != nil {
+			return
 		}
-		lossTimer.Reset(time.Until(cfg.lossDeadline(until, req.ttl)))
-		renewAt := until.Add(-share(req.ttl, cfg.renewAt))
-
+		renewAt := until.Add(-share(ttl, cfg.renewAt))
 		if limitAt, cause := l.holdLimit(renewAt, renewals); cause != nil {
-			if sleep(time.Until(limitAt)) {
-				cancel(cause)
+			switch wait(time.Until(limitAt)) {
+			case wakeTime:
+				r.cancel(cause)
+				return
+			case wakeChanged:
+				continue
 			}
 			return
 		}
-		if !sleep(time.Until(renewAt)) {
+		switch wait(time.Until(renewAt)) {
+		case wakeChanged:
+			continue
+		case wakeStop:
 			return
 		}
-		for {
-			err := l.extend(context.WithoutCancel(ctx), req)
-			if err == nil {
-				break
-			}
-			var qe *QuorumError
-			if l.isUnlocking() {
-				cancel(ErrReleased)
-				return
-			}
-			if errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum {
-				// Too many nodes answered that the lock is gone:
-				// no retry can win it back.
-				r.lost(fmt.Errorf("%w: %w", ErrLockLost, err))
-				return
-			}
+		switch err := r.renew(stop); {
+		case err == nil:
+			renewals++
+		case errors.Is(err, errStopped):
+			return
+		case errors.Is(err, ErrReleased):
+			r.cancel(ErrReleased)
+			return
+		case isGone(err):
+			// Too many nodes answered that the lock is gone: no retry
+			// can win it back.
+			r.lost(fmt.Errorf("%w: %w", ErrLockLost, err))
+			return
+		default:
 			r.mu.Lock()
 			r.lastErr = err
 			r.mu.Unlock()
-			// Node errors may pass; retry until the loss timer
-			// fires.
-			if !sleep(req.nodeTimeout) {
+			// Node errors may pass; retry after a node timeout unless
+			// the validity changes first, until the loss timer fires.
+			l.mu.Lock()
+			pause := l.req.nodeTimeout
+			l.mu.Unlock()
+			if wait(pause) == wakeStop {
 				return
 			}
+			// Make the renewal point due again at once, unless the
+			// validity changed meanwhile.
 		}
 	}
+}
+
+// renew runs one renewal round with the lock's current request, once it is
+// the lock's turn. It returns errStopped when stop was closed or the
+// context ended while it waited, ErrReleased after Unlock, and a lock
+// loss when the loss deadline passed before the round could start.
+func (r *renewal) renew(stop <-chan struct{}) error {
+	l := r.l
+	if err := l.takeTurn(r.ctx, stop); err != nil {
+		return errStopped
+	}
+	defer l.endTurn()
+	l.mu.Lock()
+	req, until, ttl, unlocking := l.req, l.validUntil, l.ttl, l.unlocking
+	l.mu.Unlock()
+	switch {
+	case unlocking:
+		return ErrReleased
+	case !time.Now().Before(l.client.cfg.lossDeadline(until, ttl)):
+		// Past the loss deadline the lock counts as lost even if the
+		// timer that says so has not run yet: renewing it would hand a
+		// caller who may already have stopped a lock it does not know of.
+		r.lost(r.lossCause())
+		return errStopped
+	}
+	return l.extend(context.WithoutCancel(r.ctx), req)
+}
+
+// isGone reports whether err is an extend round in which too few nodes
+// could still hold the lock for any retry to win it back.
+func isGone(err error) bool {
+	var qe *QuorumError
+	return errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum
 }
 
 // holdLimit returns when renewal must stop for a bound of WithMaxHold or
@@ -333,12 +414,6 @@ func (l *Lock) holdLimit(renewAt time.Time, renewals int) (time.Time, error) {
 		return renewAt, fmt.Errorf("%w: renewed the maximum of %d times", ErrHoldLimit, cfg.maxRenewals)
 	}
 	return time.Time{}, nil
-}
-
-func (l *Lock) isUnlocking() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.unlocking
 }
 
 // share returns the given share of ttl.

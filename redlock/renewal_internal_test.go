@@ -40,7 +40,8 @@ func heldForTest(t *testing.T) (_ *heldContext, lost *[]LockLostInfo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &Lock{client: c, req: req, value: "0123456789abcdef0123", validUntil: time.Now().Add(time.Hour)}
+	l := newLock(c, req, "0123456789abcdef0123", 0, time.Time{})
+	l.validUntil = time.Now().Add(time.Hour)
 	kctx, cancel := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { cancel(nil) })
 	r := &renewal{l: l, ctx: kctx, cancel: cancel, keys: l.names()}

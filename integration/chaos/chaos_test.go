@@ -140,7 +140,7 @@ func TestChaos(t *testing.T) {
 func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	w := prof.work
 	c := startCluster(t, 5, ph.cfg)
-	cl := newClients(t, c.addrs(), w)
+	cl := newClients(t, c, w)
 	rec := newRecorder()
 	inj := newInjector(t, c, seed, w.maxTTL())
 	stopFiller := func() {}
@@ -192,7 +192,7 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	}
 	// Locks not released (abandoned, or a release that did not reach
 	// every node) must expire on their own: wait out the longest TTL.
-	settle(w.maxTTL())
+	settle(w.longestTTL())
 	keys := c.storedKeys(t)
 	ignore := ""
 	if ph.filler {

@@ -16,11 +16,13 @@ import (
 
 // cluster is five redis-server processes, each reached by the clients only
 // through its own in-process toxiproxy proxy, so that network faults can be
-// put between the clients and one node. The harness itself talks to the
+// put between the clients and one node, and each with the switch of the
+// reply faults its clients' Conns apply. The harness itself talks to the
 // nodes directly.
 type cluster struct {
 	nodes   []*redisnode.Node
 	proxies []*toxiproxy.Proxy
+	replies []*replySwitch
 }
 
 // startCluster starts n nodes configured by cfg and a proxy in front of
@@ -36,6 +38,7 @@ func startCluster(t *testing.T, n int, cfg redisnode.Config) *cluster {
 		}
 		t.Cleanup(p.Stop)
 		c.proxies = append(c.proxies, p)
+		c.replies = append(c.replies, new(replySwitch))
 	}
 	return c
 }

@@ -1,6 +1,12 @@
 // Package chaos runs locksmith against five redis-server processes, each
 // behind an in-process toxiproxy proxy, while faults are injected on a
-// schedule drawn from a seed, and checks what the lock holders observed:
+// schedule drawn from a seed, and checks what the lock holders observed.
+// The faults are those of the servers (kill -9, SIGSTOP, SCRIPT FLUSH), of
+// the network (latency, blackhole, reset) and of a client whose requests
+// are applied twice or lose their replies. The holders take plain and
+// fenced locks, use Client.Do and Lock.KeepAlive, and share one Lock
+// between goroutines that extend it with varying TTLs beside its KeepAlive
+// and unlock it while the others still extend. The checkers:
 //
 //   - no two validity windows of one resource overlap;
 //   - a fenced store never accepts a write of an older holder after one of

@@ -19,6 +19,8 @@ const (
 	faultResetMinor       = "reset_peer minority"
 	faultResetMajor       = "reset_peer majority"
 	faultScriptFlush      = "SCRIPT FLUSH"
+	faultAppliedTwice     = "request applied twice"
+	faultReplyLost        = "request applied, reply lost"
 	faultRestartMajority  = "kill -9 majority, immediate restart, no persistence"
 	faultEvictionPressure = "filler writes under allkeys-lru"
 	faultClientPause      = "client pause before use"
@@ -28,7 +30,7 @@ const (
 var safeFaults = []string{
 	faultKillDelayed, faultKillRestart, faultPause, faultLatency,
 	faultBlackholeMinor, faultBlackholeMajor, faultResetMinor, faultResetMajor,
-	faultScriptFlush,
+	faultScriptFlush, faultAppliedTwice, faultReplyLost,
 }
 
 // faultStat is how often a fault was injected and for how long in total.
@@ -109,6 +111,22 @@ func (in *injector) inject(kind string) {
 			if err != nil {
 				t.Fatalf("node %d: SCRIPT FLUSH: %v", i, err)
 			}
+		}
+	case faultAppliedTwice, faultReplyLost:
+		// What a client that re-sends a command, or a connection that
+		// breaks before the reply, does to every call to one to three
+		// nodes.
+		f := appliedTwice
+		if kind == faultReplyLost {
+			f = replyLost
+		}
+		picked := in.pick(1 + in.rng.IntN(3))
+		for _, i := range picked {
+			in.c.replies[i].set(f)
+		}
+		time.Sleep(hold)
+		for _, i := range picked {
+			in.c.replies[i].set(repliesIntact)
 		}
 	default:
 		t.Fatalf("unknown fault %q", kind)

@@ -24,11 +24,11 @@ type recorder struct {
 	pauses    int             // client-side pauses between acquiring and using
 	pauseTime time.Duration
 	abandoned int // locks left to expire instead of being released
-	// lateCancels counts the contexts of lost renewed locks seen
-	// cancelled only after the lock's validity had ended, and
-	// maxCancelDelay is the longest such delay.
-	lateCancels    int
-	maxCancelDelay time.Duration
+	// lateCancels counts, per worker kind, the contexts of lost renewed
+	// locks seen cancelled only after the lock's validity had ended, and
+	// maxCancelDelay is the longest such delay per kind.
+	lateCancels    map[string]int
+	maxCancelDelay map[string]time.Duration
 	unexpect       []string
 
 	store    fencedStore
@@ -37,12 +37,14 @@ type recorder struct {
 
 func newRecorder() *recorder {
 	return &recorder{
-		base:      time.Now(),
-		attempted: map[string]int{},
-		granted:   map[string]int{},
-		failed:    map[string]int{},
-		store:     fencedStore{highest: map[string]uint64{}},
-		counters:  counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}},
+		base:           time.Now(),
+		attempted:      map[string]int{},
+		granted:        map[string]int{},
+		failed:         map[string]int{},
+		lateCancels:    map[string]int{},
+		maxCancelDelay: map[string]time.Duration{},
+		store:          fencedStore{highest: map[string]uint64{}},
+		counters:       counters{values: map[string]*atomic.Int64{}, completed: map[string]int64{}},
 	}
 }
 
@@ -92,11 +94,11 @@ func (r *recorder) skip() {
 	r.skipped++
 }
 
-func (r *recorder) lateCancel(d time.Duration) {
+func (r *recorder) lateCancel(kind string, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lateCancels++
-	r.maxCancelDelay = max(r.maxCancelDelay, d)
+	r.lateCancels[kind]++
+	r.maxCancelDelay[kind] = max(r.maxCancelDelay[kind], d)
 }
 
 func (r *recorder) abandon() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -42,12 +43,15 @@ type phaseReport struct {
 	LockP50      string         `json:"lock_p50"`
 	LockP99      string         `json:"lock_p99"`
 
-	Overlaps        int   `json:"overlapping_windows"`
-	OverlapsUsed    int   `json:"overlaps_with_updates_by_both"`
-	FenceViolations int   `json:"fence_violations"`
-	LostUpdates     int64 `json:"lost_updates"`
-	LeakedKeys      int   `json:"leaked_keys"`
-	Unexpected      int   `json:"unexpected_errors"`
+	Overlaps     int `json:"overlapping_windows"`
+	OverlapsUsed int `json:"overlaps_with_updates_by_both"`
+	// OverlapsByKind counts the overlaps by the kind of the earlier
+	// holder, whose window the later grant fell into.
+	OverlapsByKind  map[string]int `json:"overlaps_by_earlier_kind,omitempty"`
+	FenceViolations int            `json:"fence_violations"`
+	LostUpdates     int64          `json:"lost_updates"`
+	LeakedKeys      int            `json:"leaked_keys"`
+	Unexpected      int            `json:"unexpected_errors"`
 
 	StaleRejected int `json:"stale_writes_rejected"`
 	FencedWrites  int `json:"fenced_writes_accepted"`
@@ -57,9 +61,12 @@ type phaseReport struct {
 	Abandoned     int `json:"locks_abandoned_to_expire"`
 	// LateCancels counts renewed locks whose context was seen cancelled
 	// for the loss only after the validity had ended (the process ran its
-	// timers late), MaxCancelDelay the longest delay.
-	LateCancels    int    `json:"late_cancellations"`
-	MaxCancelDelay string `json:"max_cancellation_delay"`
+	// timers late, or the renewal missed a change of the validity),
+	// MaxCancelDelay the longest delay; both also by worker kind.
+	LateCancels          int               `json:"late_cancellations"`
+	MaxCancelDelay       string            `json:"max_cancellation_delay"`
+	LateCancelsByKind    map[string]int    `json:"late_cancellations_by_kind,omitempty"`
+	MaxCancelDelayByKind map[string]string `json:"max_cancellation_delay_by_kind,omitempty"`
 
 	// Examples are the first violations of each checker.
 	Examples []string `json:"examples,omitempty"`
@@ -100,6 +107,7 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	leaks := leakedKeys(keys, resources, ignorePrefix)
 	p.Overlaps, p.FenceViolations, p.LeakedKeys, p.Unexpected = len(over), len(fence), len(leaks), len(rec.unexpect)
 	p.OverlapsUsed = usedDuringOverlap(over, rec.rmws)
+	p.OverlapsByKind = overlapsByKind(over)
 	for _, o := range over[:min(3, len(over))] {
 		p.Examples = append(p.Examples, o.String())
 	}
@@ -116,7 +124,14 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	p.Updates = len(rec.rmws)
 	p.LateUpdates = lateUses(rec.grants, rec.rmws)
 	p.SkippedUses, p.Abandoned = rec.skipped, rec.abandoned
-	p.LateCancels, p.MaxCancelDelay = rec.lateCancels, rec.maxCancelDelay.Round(time.Millisecond).String()
+	p.LateCancelsByKind, p.MaxCancelDelayByKind = maps.Clone(rec.lateCancels), map[string]string{}
+	var maxDelay time.Duration
+	for k, n := range rec.lateCancels {
+		p.LateCancels += n
+		maxDelay = max(maxDelay, rec.maxCancelDelay[k])
+		p.MaxCancelDelayByKind[k] = rec.maxCancelDelay[k].Round(time.Millisecond).String()
+	}
+	p.MaxCancelDelay = maxDelay.Round(time.Millisecond).String()
 	for _, list := range [][]string{fence, leaks, rec.unexpect} {
 		p.Examples = append(p.Examples, list[:min(3, len(list))]...)
 	}
@@ -124,6 +139,36 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 		p.Examples = append(p.Examples, fmt.Sprintf("%s: %d lost updates", r, lost[r]))
 	}
 	return p
+}
+
+// overlapsByKind counts overlaps by the kind of their earlier grant.
+func overlapsByKind(over []overlap) map[string]int {
+	m := map[string]int{}
+	for _, o := range over {
+		m[o.Earlier.Kind]++
+	}
+	return m
+}
+
+// perKind formats counts by worker kind as "kind n, kind n", in kind
+// order, each followed by what detail returns for its kind, or "-" when
+// there are none.
+func perKind(m map[string]int, detail ...func(kind string) string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s %d", k, m[k])
+		for _, d := range detail {
+			part += d(k)
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func percentile(ds []time.Duration, q float64) string {
@@ -167,14 +212,16 @@ func (r report) print(w io.Writer) {
 			return fmt.Sprintf("%d, %v", s.Count, s.Total.Round(time.Second))
 		})
 	}
-	row("server/network faults", func(p phaseReport) string { return fmt.Sprint(p.FaultsTotal) })
+	row("injected faults", func(p phaseReport) string { return fmt.Sprint(p.FaultsTotal) })
 	row("Lock calls attempted", func(p phaseReport) string { return fmt.Sprint(p.Attempted) })
 	row("granted", func(p phaseReport) string { return fmt.Sprint(p.Granted) })
 	row("failed", func(p phaseReport) string { return fmt.Sprint(p.Failed) })
+	row("granted by kind", func(p phaseReport) string { return perKind(p.GrantedBy) })
 	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
 	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
 	row("VIOLATIONS: overlapping windows", func(p phaseReport) string { return fmt.Sprint(p.Overlaps) })
 	row("  of which both holders updated", func(p phaseReport) string { return fmt.Sprint(p.OverlapsUsed) })
+	row("  by the earlier holder's kind", func(p phaseReport) string { return perKind(p.OverlapsByKind) })
 	row("VIOLATIONS: fencing", func(p phaseReport) string { return fmt.Sprint(p.FenceViolations) })
 	row("VIOLATIONS: lost updates", func(p phaseReport) string { return fmt.Sprint(p.LostUpdates) })
 	row("VIOLATIONS: leaked keys", func(p phaseReport) string { return fmt.Sprint(p.LeakedKeys) })
@@ -187,6 +234,9 @@ func (r report) print(w io.Writer) {
 	row("locks left to expire", func(p phaseReport) string { return fmt.Sprint(p.Abandoned) })
 	row("lost locks' contexts closed after the validity (max delay)", func(p phaseReport) string {
 		return fmt.Sprintf("%d (%s)", p.LateCancels, p.MaxCancelDelay)
+	})
+	row("  by kind (max delay)", func(p phaseReport) string {
+		return perKind(p.LateCancelsByKind, func(k string) string { return " (" + p.MaxCancelDelayByKind[k] + ")" })
 	})
 	tw.Flush()
 	for _, p := range r.Phases {

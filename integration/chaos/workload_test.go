@@ -14,15 +14,16 @@ import (
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
-// The four ways a worker holds a lock.
+// The five ways a worker holds a lock.
 const (
 	kindPlain     = "plain"     // Lock, use, Unlock
 	kindFenced    = "fenced"    // the same with a fencing token and writes to the fenced store
 	kindDo        = "do"        // Client.Do with automatic renewal
 	kindKeepAlive = "keepalive" // a fenced Lock kept by Lock.KeepAlive
+	kindShared    = "shared"    // one Lock used by several goroutines: KeepAlive, Extend, Unlock (see worker.shared)
 )
 
-var kinds = []string{kindPlain, kindFenced, kindDo, kindKeepAlive}
+var kinds = []string{kindPlain, kindFenced, kindDo, kindKeepAlive, kindShared}
 
 // workload says how the workers use their locks.
 type workload struct {
@@ -46,14 +47,18 @@ type workload struct {
 
 func (w workload) maxTTL() time.Duration { return maxOf(w.TTLs) }
 
+// longestTTL is the longest TTL a key of the run may get: shared locks are
+// extended beyond the TTL they were taken for.
+func (w workload) longestTTL() time.Duration { return maxExtendTTL(w.maxTTL()) }
+
 // clients are one plain and one fenced redlock.Client per adapter, each
-// reaching the nodes through the proxies.
+// reaching the nodes through the proxies and the nodes' reply faults.
 type clients struct {
 	plain, fenced []*redlock.Client
 	names         []string
 }
 
-func newClients(t *testing.T, addrs []string, w workload) clients {
+func newClients(t *testing.T, cl *cluster, w workload) clients {
 	t.Helper()
 	retries := int(2*w.maxTTL()/(15*time.Millisecond)) + 1
 	opts := []redlock.Option{
@@ -65,9 +70,10 @@ func newClients(t *testing.T, addrs []string, w workload) clients {
 	}
 	var c clients
 	for _, a := range adapters.All() {
+		addrs := cl.addrs()
 		conns := make([]driver.Conn, len(addrs))
 		for i, addr := range addrs {
-			conns[i] = a.Conn(t, addr)
+			conns[i] = withReplyFaults(t, a.Conn(t, addr), cl.replies[i])
 		}
 		plain, err := redlock.New(conns, opts...)
 		if err != nil {
@@ -129,6 +135,8 @@ func (wk *worker) loop(ctx context.Context) {
 			wk.do(ctx, resource, ttl)
 		case kindKeepAlive:
 			wk.keepAlive(ctx, resource, ttl)
+		case kindShared:
+			wk.shared(ctx, resource, ttl)
 		}
 	}
 }
@@ -242,7 +250,7 @@ func (wk *worker) holdRenewed(lctx context.Context, l *redlock.Lock, g grant, tt
 	if !stopWatch() {
 		at := <-cancelled
 		if errors.Is(context.Cause(lctx), redlock.ErrLockLost) && at > validUntil {
-			wk.rec.lateCancel(at - validUntil)
+			wk.rec.lateCancel(wk.kind, at-validUntil)
 		}
 		end = min(end, at)
 	}

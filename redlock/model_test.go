@@ -1,0 +1,481 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/faults"
+	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/internal/resp"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+var (
+	modelSchedules = flag.Int("lockmodel.schedules", 0, "schedules TestLockModel runs (default 2000, 400 with -short)")
+	modelSeed      = flag.Uint64("lockmodel.seed", 0, "run only the TestLockModel schedule with this seed")
+)
+
+// TestLockModel is a model-based test of one Lock used by many goroutines
+// at once. Each schedule acquires a lock, then three goroutines run random
+// sequences of Extend (random TTLs), KeepAlive and its stop, Resume of the
+// lock's value and Unlock on it, while every request to the nodes may be
+// delayed, dropped, applied with its reply lost, applied twice, or applied
+// late (after requests sent later). A checker reads the nodes' real key
+// expiry after every step and in a loop of its own, and asserts that
+//
+//   - ValidUntil is never later than the time by which a quorum of nodes
+//     may have expired the key;
+//   - the loss timer of a running KeepAlive is armed before ValidUntil, and
+//     its context reports the loss (Err) once ValidUntil has passed;
+//   - Unlock has cancelled every KeepAlive context by the time it returns,
+//     no extend round starts after the release round, and Resume of the
+//     lock's value returns the same Lock;
+//   - after a confirmed Unlock, only nodes whose release failed still hold
+//     the key.
+//
+// A schedule is random but not replayable to the interleaving: a failing
+// seed is printed, and -lockmodel.seed runs it again with the same choices.
+func TestLockModel(t *testing.T) {
+	n := *modelSchedules
+	if n == 0 {
+		n = 2000
+		if testing.Short() {
+			n = 400
+		}
+	}
+	nodes := make([]*clockedNode, 3)
+	for i := range nodes {
+		s := miniredis.RunT(t)
+		rc := resp.Dial(s.Addr())
+		t.Cleanup(func() { rc.Close() })
+		nodes[i] = &clockedNode{server: s, conn: rc, last: time.Now()}
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	if *modelSeed != 0 {
+		seeds = []uint64{*modelSeed}
+	}
+
+	var stats modelStats
+	sem := make(chan struct{}, 16) // schedules at once: they mostly wait
+	var wg sync.WaitGroup
+	for _, seed := range seeds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s := newSchedule(t, nodes, seed, &stats)
+			s.run()
+			for _, v := range s.violations {
+				t.Errorf("seed %d: %s (replay: go test ./redlock -run TestLockModel -lockmodel.seed=%d)", seed, v, seed)
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps), %d steps, %d checks, %d extend rounds, %d faults injected",
+		len(seeds), stats.unacquired.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
+	if stats.unacquired.Load() > int64(len(seeds))/2 {
+		t.Errorf("%d of %d schedules could not acquire their lock: the model checked too little", stats.unacquired.Load(), len(seeds))
+	}
+}
+
+// modelNodeTimeout is the per-node timeout of the model's Clients: long
+// enough for a loaded machine to answer most requests in time, short
+// enough that a hung request costs little.
+const modelNodeTimeout = 60 * time.Millisecond
+
+type modelStats struct {
+	unacquired, steps, checks, rounds, faults atomic.Int64
+}
+
+// clockedNode is an in-process node whose keys expire in real time: the
+// server's clock is moved to now before every command reaches it and
+// before every read of the checker.
+type clockedNode struct {
+	server *miniredis.Miniredis
+	conn   *resp.Conn
+
+	mu   sync.Mutex
+	last time.Time
+}
+
+var _ driver.Conn = (*clockedNode)(nil)
+
+// catchUp moves the server's clock to now. The caller holds n.mu.
+func (n *clockedNode) catchUp() time.Time {
+	now := time.Now()
+	if d := now.Sub(n.last); d > 0 {
+		n.server.FastForward(d)
+		n.last = now
+	}
+	return n.last
+}
+
+func (n *clockedNode) sync() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.catchUp()
+}
+
+func (n *clockedNode) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	n.sync()
+	return n.conn.Eval(ctx, script, keys, args)
+}
+
+func (n *clockedNode) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	n.sync()
+	return n.conn.EvalSha(ctx, sha1, keys, args)
+}
+
+func (n *clockedNode) ScriptLoad(ctx context.Context, script string) (string, error) {
+	n.sync()
+	return n.conn.ScriptLoad(ctx, script)
+}
+
+// expiry returns when key expires on the node if it holds value. When it
+// does not, the key is gone since some time before now, and expiry returns
+// now: the latest time it can have expired, so that a check never blames
+// a lock for what cannot be known.
+func (n *clockedNode) expiry(key, value string) (_ time.Time, held bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.catchUp()
+	if got, err := n.server.Get(key); err != nil || got != value {
+		return now, false
+	}
+	ttl := n.server.TTL(key)
+	if ttl <= 0 {
+		return now.Add(24 * time.Hour), true // no expiry at all
+	}
+	return now.Add(ttl), true
+}
+
+// schedule is one run of the model: one lock, three goroutines.
+type schedule struct {
+	seed   uint64
+	nodes  []*clockedNode
+	faults []*faults.Conn
+	client *redlock.Client
+	key    string
+
+	lock  *redlock.Lock
+	value string
+
+	faultMu  sync.Mutex
+	faultRNG *rand.Rand
+	faultsOn atomic.Bool
+
+	mu           sync.Mutex
+	violations   []string
+	keepAlives   map[int]*keepAlive // by goroutine
+	extendStarts []time.Time        // of every extend round
+	releases     []redlock.RoundInfo
+	unlocked     bool // an Unlock returned nil or ErrExpired
+	stats        *modelStats
+}
+
+type keepAlive struct {
+	ctx  context.Context
+	stop func()
+}
+
+func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelStats) *schedule {
+	s := &schedule{
+		seed:       seed,
+		nodes:      nodes,
+		key:        fmt.Sprintf("model:%d", seed),
+		faultRNG:   rand.New(rand.NewPCG(seed, 1)),
+		keepAlives: make(map[int]*keepAlive),
+		stats:      stats,
+	}
+	conns := make([]driver.Conn, len(nodes))
+	for i, n := range nodes {
+		f := faults.Wrap(n)
+		f.LateBy(time.Duration(s.faultRNG.IntN(60)+1) * time.Millisecond)
+		f.Choose(s.chooseFault)
+		s.faults = append(s.faults, f)
+		conns[i] = f
+	}
+	record := func(_ context.Context, info redlock.RoundInfo) {
+		stats.rounds.Add(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.extendStarts = append(s.extendStarts, info.Start)
+	}
+	client, err := redlock.New(conns,
+		redlock.WithNodeTimeout(modelNodeTimeout),
+		redlock.WithRetryStrategy(redlock.NoRetry()),
+		redlock.WithReleaseNotifications(false),
+		redlock.WithObserver(redlock.Observer{
+			Extended:     record,
+			ExtendFailed: record,
+			Released: func(_ context.Context, info redlock.RoundInfo) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.releases = append(s.releases, info)
+			},
+		}))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	s.client = client
+	return s
+}
+
+// chooseFault picks the fault of one request while faults are on.
+func (s *schedule) chooseFault(string) faults.Fault {
+	if !s.faultsOn.Load() {
+		return faults.Fault{}
+	}
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	f := faults.Fault{}
+	switch p := s.faultRNG.IntN(100); {
+	case p < 60:
+		f.Delay = time.Duration(s.faultRNG.IntN(3)) * time.Millisecond
+	case p < 67:
+		f.Mode = faults.Fail
+	case p < 74:
+		f.Mode = faults.LoseReply
+	case p < 82:
+		f.Mode = faults.Duplicate
+	case p < 92:
+		f.Mode = faults.ApplyLate
+	case p < 94:
+		f.Mode = faults.Hang
+	default:
+		f.Delay = time.Duration(s.faultRNG.IntN(80)) * time.Millisecond // often past the node timeout
+	}
+	if f != (faults.Fault{}) {
+		s.stats.faults.Add(1)
+	}
+	return f
+}
+
+func (s *schedule) violate(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, fmt.Sprintf(format, args...))
+}
+
+func (s *schedule) run() {
+	stats := s.stats
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(s.seed, 2))
+	ttl := time.Duration(150+rng.IntN(300)) * time.Millisecond
+	for range 50 {
+		l, err := s.client.Lock(ctx, s.key, ttl)
+		if err == nil {
+			s.lock, s.value = l, l.Value()
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.lock == nil {
+		stats.unacquired.Add(1)
+		return
+	}
+
+	s.faultsOn.Store(true)
+	done := make(chan struct{})
+	var checker sync.WaitGroup
+	checker.Go(func() {
+		for {
+			s.check("checker")
+			select {
+			case <-done:
+				return
+			case <-time.After(3 * time.Millisecond):
+			}
+		}
+	})
+	var workers sync.WaitGroup
+	for g := range 3 {
+		workers.Go(func() { s.worker(g, rand.New(rand.NewPCG(s.seed, uint64(10+g)))) })
+	}
+	workers.Wait()
+	close(done)
+	checker.Wait()
+
+	// The end: no faults, every late request applied, everything stopped.
+	s.faultsOn.Store(false)
+	for _, ka := range s.keepAlives {
+		ka.stop()
+	}
+	for _, f := range s.faults {
+		f.Wait()
+	}
+	s.check("end")
+	s.mu.Lock()
+	unlocked := s.unlocked
+	s.mu.Unlock()
+	if !unlocked {
+		if err := s.lock.Unlock(ctx); err == nil || errors.Is(err, redlock.ErrExpired) {
+			s.mu.Lock()
+			s.unlocked = true
+			s.mu.Unlock()
+		}
+	}
+	for _, f := range s.faults {
+		f.Wait()
+	}
+	s.checkReleased()
+}
+
+// worker runs random operations on the shared lock.
+func (s *schedule) worker(g int, rng *rand.Rand) {
+	ctx := context.Background()
+	for range 6 {
+		s.stats.steps.Add(1)
+		randomTTL := func() time.Duration { return time.Duration(100+rng.IntN(400)) * time.Millisecond }
+		switch p := rng.IntN(100); {
+		case p < 40:
+			s.extend(ctx, randomTTL())
+		case p < 55:
+			s.mu.Lock()
+			ka := s.keepAlives[g]
+			delete(s.keepAlives, g)
+			s.mu.Unlock()
+			if ka != nil {
+				ka.stop()
+				break
+			}
+			kctx, stop := s.lock.KeepAlive(ctx)
+			s.mu.Lock()
+			s.keepAlives[g] = &keepAlive{kctx, stop}
+			s.mu.Unlock()
+		case p < 68:
+			got, err := s.client.Resume(ctx, s.key, s.value, randomTTL())
+			if err == nil && got != s.lock {
+				s.violate("Resume of the live lock's value returned a second Lock")
+				got.Unlock(ctx)
+			}
+		case p < 72:
+			s.unlock(ctx)
+		default:
+			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		}
+		s.check(fmt.Sprintf("goroutine %d", g))
+	}
+}
+
+func (s *schedule) extend(ctx context.Context, ttl time.Duration) {
+	s.mu.Lock()
+	unlocked := s.unlocked
+	s.mu.Unlock()
+	err := s.lock.Extend(ctx, ttl)
+	if unlocked && !errors.Is(err, redlock.ErrReleased) {
+		s.violate("Extend after a confirmed Unlock returned %v, want ErrReleased", err)
+	}
+}
+
+func (s *schedule) unlock(ctx context.Context) {
+	err := s.lock.Unlock(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil || errors.Is(err, redlock.ErrExpired) {
+		s.unlocked = true
+	}
+	for g, ka := range s.keepAlives {
+		select {
+		case <-ka.ctx.Done():
+		default:
+			s.violations = append(s.violations, fmt.Sprintf("KeepAlive context of goroutine %d still open after Unlock returned", g))
+		}
+	}
+}
+
+// check compares what the lock reports with what the nodes hold.
+func (s *schedule) check(where string) {
+	s.stats.checks.Add(1)
+	for range 20 {
+		before := s.lock.ValidUntil()
+		type armed struct {
+			ctx      context.Context
+			deadline time.Time
+			ok       bool
+			err      error
+		}
+		s.mu.Lock()
+		var timers []armed
+		for _, ka := range s.keepAlives {
+			d, ok := redlock.ArmedLossDeadline(ka.ctx)
+			timers = append(timers, armed{ctx: ka.ctx, deadline: d, ok: ok})
+		}
+		s.mu.Unlock()
+		expiries := make([]time.Time, len(s.nodes))
+		for i, n := range s.nodes {
+			expiries[i], _ = n.expiry(s.key, s.value)
+		}
+		now := time.Now()
+		for i := range timers {
+			timers[i].err = timers[i].ctx.Err()
+		}
+		if after := s.lock.ValidUntil(); !after.Equal(before) {
+			continue // a round moved the validity meanwhile: read again
+		}
+		if before.IsZero() {
+			return // unlocked
+		}
+		slices.SortFunc(expiries, func(a, b time.Time) int { return a.Compare(b) })
+		quorumGone := expiries[quorum.Size(len(expiries))-1]
+		if before.After(quorumGone) {
+			s.violate("%s: ValidUntil is %v after a quorum of nodes may have expired the key (expiries from now: %v)",
+				where, before.Sub(quorumGone), sinceNow(now, expiries))
+		}
+		for _, tm := range timers {
+			if tm.ok && tm.err == nil && !tm.deadline.Before(before) {
+				s.violate("%s: KeepAlive's loss timer is armed %v after ValidUntil", where, tm.deadline.Sub(before))
+			}
+			if !now.Before(before) && tm.err == nil {
+				s.violate("%s: KeepAlive context's Err is nil %v after ValidUntil", where, now.Sub(before))
+			}
+		}
+		return
+	}
+}
+
+// checkReleased checks the end of a schedule whose lock was unlocked.
+func (s *schedule) checkReleased() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.unlocked || len(s.releases) == 0 {
+		return
+	}
+	first := s.releases[0].Start
+	for _, start := range s.extendStarts {
+		if start.After(first) {
+			s.violations = append(s.violations, fmt.Sprintf("an extend round started %v after the first release round", start.Sub(first)))
+		}
+	}
+	last := s.releases[len(s.releases)-1]
+	holders := 0
+	for _, n := range s.nodes {
+		if _, held := n.expiry(s.key, s.value); held {
+			holders++
+		}
+	}
+	if holders > len(last.Errors) {
+		s.violations = append(s.violations, fmt.Sprintf("%d nodes hold the key after a confirmed Unlock whose release failed on %d", holders, len(last.Errors)))
+	}
+}
+
+func sinceNow(now time.Time, ts []time.Time) []time.Duration {
+	ds := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		ds[i] = t.Sub(now).Round(time.Millisecond)
+	}
+	return ds
+}

@@ -1,0 +1,70 @@
+package redlocktest
+
+import (
+	"context"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// conn is a node's driver.Conn: it sends each request to the node's server
+// once the node's faults let it through.
+type conn struct {
+	node *Node
+	// notifier is the same Conn with Subscribe, or nil when the Cluster
+	// was made WithoutNotifications.
+	notifier *notifier
+}
+
+var _ driver.Conn = (*conn)(nil)
+
+func (c *conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	raw, err := c.node.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return raw.Eval(ctx, script, keys, args)
+}
+
+func (c *conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	raw, err := c.node.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return raw.EvalSha(ctx, sha1, keys, args)
+}
+
+func (c *conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	raw, err := c.node.admit(ctx)
+	if err != nil {
+		return "", err
+	}
+	return raw.ScriptLoad(ctx, script)
+}
+
+// notifier is a node's Conn with release notifications.
+type notifier struct {
+	*conn
+}
+
+var _ driver.Notifier = (*notifier)(nil)
+
+func (c *notifier) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
+	raw, err := c.node.admit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return raw.Subscribe(ctx, channel, deliver)
+}
+
+// Conn returns the driver.Conn through which the node is reached, the same
+// value each time. It implements driver.Notifier unless the Cluster was made
+// WithoutNotifications.
+func (n *Node) Conn() driver.Conn {
+	if n.missing() {
+		return nil
+	}
+	if n.conn.notifier != nil {
+		return n.conn.notifier
+	}
+	return n.conn
+}

@@ -1,0 +1,13 @@
+module github.com/locksmith-go/locksmith/redlocktest
+
+go 1.25.0
+
+replace github.com/locksmith-go/locksmith => ../
+
+require (
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
+)
+
+require github.com/yuin/gopher-lua v1.1.1 // indirect
