@@ -54,9 +54,12 @@
 // those left behind included: call it before closing the pool, or in a test
 // that checks for leaked goroutines.
 //
-// Subscribe's shared pub/sub connection and its reading goroutine live
-// while some subscription lasts; the last cancel ends them. Each cancel
-// may write UNSUBSCRIBE, bounded by the connection's write timeout.
+// Subscribe's shared pub/sub connection and its two goroutines (one reads,
+// one sends the heartbeat PING) live while some subscription lasts. After
+// the last cancel they end within a round trip to the server, or within 3s
+// when it does not answer. A cancel that ends a channel's last subscription
+// writes UNSUBSCRIBE before it returns, bounded by the connection's write
+// timeout.
 //
 // # Errors
 //

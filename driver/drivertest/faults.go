@@ -1,0 +1,219 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// Faults are the hooks with which [Run] puts a Conn's node in the states of
+// a gray failure: a node that stalls rather than fails. Give them with
+// [WithFaults]. Each rule that needs a hook is skipped, with a reason in the
+// test log, when the hook is nil, so an adapter can give the hooks its
+// client can be tested with; one that talks to a real Redis server should
+// give them all.
+//
+// The rules check that a call returns, with an error matching ctx.Err(),
+// while the node still stalls: a Conn that waits for the stall to end, or
+// for a timeout of its client, fails them. A Conn may leave work running
+// in the background when it returns early. Each rule ends its fault before
+// the subtest's cleanups run, so a newConn or hook that registers with
+// t.Cleanup a wait for that work (for example redigo's Conn.Wait) lets a
+// leak check such as go.uber.org/goleak in TestMain find nothing.
+type Faults struct {
+	// Pause stops the server that the Conns of newConn talk to, as
+	// SIGSTOP does: its connections stay open and its kernel still
+	// accepts new ones, but it answers nothing until resume is called.
+	// Each rule calls resume once, from the subtest's goroutine, before
+	// it ends. Needed by StalledServer and StalledHealthCheck.
+	Pause func(t *testing.T) (resume func())
+
+	// HealthChecked returns a Conn to the same server as newConn whose
+	// client checks a pooled connection before each use, for example
+	// with a PING (a redigo pool's TestOnBorrow). Needed by
+	// StalledHealthCheck; leave it nil for a client that has no such
+	// check.
+	HealthChecked func(t *testing.T) driver.Conn
+
+	// StalledDial returns a Conn whose client cannot finish opening a
+	// connection, because the address it dials is a listener whose
+	// backlog is full or one that accepts but never answers, and a
+	// function that ends the stall (closes that listener). The client is
+	// configured as an application would configure it, with its usual
+	// dial timeouts. Each rule calls release once, from the subtest's
+	// goroutine, before it ends. Needed by StalledDial.
+	StalledDial func(t *testing.T) (conn driver.Conn, release func())
+
+	// QuietNotifier returns a Conn to the same server as newConn whose
+	// client reads with a short read timeout, a duration several times
+	// that timeout, and a function that reports how many connections the
+	// client has opened so far. Needed by NotifyQuiet.
+	QuietNotifier func(t *testing.T) (conn driver.Conn, quiet time.Duration, dials func() int)
+}
+
+// WithFaults gives [Run] the hooks of the rules about stalled nodes; see
+// [Faults]. Without it those rules are skipped.
+func WithFaults(f Faults) Option {
+	return optionFunc(func(c *config) { c.faults = f })
+}
+
+const (
+	// stallWait ends the wait for a call that does not return when its
+	// ctx ends; a Conn that honours ctx returns long before. It is
+	// shorter than the 30s connect timeout of several clients, so that a
+	// Conn which waits for such a timeout fails the rule.
+	stallWait = 20 * time.Second
+	// stallCtxLife is how long a call's ctx lives against a stalled node.
+	stallCtxLife = 50 * time.Millisecond
+)
+
+// returnsWhileStalled calls Eval and then EvalSha, the first with a ctx
+// whose deadline expires and the second with a ctx that is cancelled,
+// against a node that stalls, and fails unless each returns with an error
+// matching ctx.Err() within stallWait.
+func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
+	t.Helper()
+	calls := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		call func(ctx context.Context) (any, error)
+	}{
+		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), stallCtxLife)
+		}, func(ctx context.Context) (any, error) {
+			return conn.Eval(ctx, `return 'answered'`, nil, nil)
+		}},
+		{"EvalSha with cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			time.AfterFunc(stallCtxLife, cancel)
+			return ctx, cancel
+		}, func(ctx context.Context) (any, error) {
+			return conn.EvalSha(ctx, "0000000000000000000000000000000000000000", nil, nil)
+		}},
+	}
+	for _, c := range calls {
+		ctx, cancel := c.ctx()
+		type result struct {
+			reply any
+			err   error
+		}
+		done := make(chan result, 1)
+		go func() {
+			reply, err := c.call(ctx)
+			done <- result{reply, err}
+		}()
+		select {
+		case r := <-done:
+			<-ctx.Done() // a Conn may notice the deadline a moment early
+			if !errors.Is(r.err, ctx.Err()) {
+				t.Errorf("%s, %s = %s, %v; want an error matching %v", what, c.name, describe(r.reply), r.err, ctx.Err())
+			}
+		case <-time.After(stallWait):
+			// The call's goroutine ends once the fault ends.
+			t.Errorf("%s, %s: no return %v after the call started, though its ctx ended after %v", what, c.name, stallWait, stallCtxLife)
+		}
+		cancel()
+	}
+}
+
+// warmUp makes a call that must succeed, so that the Conn holds a pooled
+// connection to the server when a fault begins.
+func warmUp(t *testing.T, conn driver.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
+	defer cancel()
+	got, err := conn.Eval(ctx, `return 'warm'`, nil, nil)
+	if err != nil || !equalReply(got, "warm") {
+		t.Fatalf("warm-up Eval = %s, %v; want %q, nil", describe(got), err, "warm")
+	}
+}
+
+// usableAfter checks that the Conn answers again once the fault ended.
+func usableAfter(t *testing.T, conn driver.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
+	defer cancel()
+	got, err := conn.Eval(ctx, `return 'still usable'`, nil, nil)
+	if err != nil || !equalReply(got, "still usable") {
+		t.Errorf("Eval after the node answered again = %s, %v; want %q, nil", describe(got), err, "still usable")
+	}
+}
+
+// testStalledDial checks that calls return when their ctx ends while the
+// client cannot open a connection to the node.
+func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
+	if f.StalledDial == nil {
+		t.Skip("no Faults.StalledDial hook given")
+	}
+	conn, release := f.StalledDial(t)
+	defer release()
+	returnsWhileStalled(t, "dial stalled", conn)
+}
+
+// testStalledServer checks that calls return when their ctx ends while the
+// server, reached over connections opened before, has stopped answering,
+// and that the Conn works again once the server goes on.
+func testStalledServer(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults) {
+	if f.Pause == nil {
+		t.Skip("no Faults.Pause hook given")
+	}
+	conn := newConn(t)
+	stalledAndBack(t, "server stopped", conn, f.Pause)
+}
+
+// testStalledHealthCheck is testStalledServer for a Conn whose client
+// checks each pooled connection before it lends it.
+func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
+	if f.Pause == nil || f.HealthChecked == nil {
+		t.Skip("no Faults.Pause and Faults.HealthChecked hooks given")
+	}
+	conn := f.HealthChecked(t)
+	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause)
+}
+
+func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func()) {
+	t.Helper()
+	warmUp(t, conn)
+	resume := pause(t)
+	resumed := false
+	defer func() {
+		if !resumed {
+			resume()
+		}
+	}()
+	returnsWhileStalled(t, what, conn)
+	resume()
+	resumed = true
+	usableAfter(t, conn)
+}
+
+// testNotifyQuiet checks that a subscription whose channel stays quiet for
+// longer than the client's read timeout keeps its connection: the Notifier
+// opens no connection while nothing is published, and a message published
+// after the quiet spell arrives.
+func testNotifyQuiet(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
+	if f.QuietNotifier == nil {
+		t.Skip("no Faults.QuietNotifier hook given")
+	}
+	conn, quiet, dials := f.QuietNotifier(t)
+	n, ok := conn.(driver.Notifier)
+	if !ok {
+		t.Skip("the Conn does not implement driver.Notifier")
+	}
+	warmUp(t, conn) // the pooled connection the publish below uses
+	channel := newChannel("quiet")
+	in := newInbox()
+	subscribe(t, n, channel, in)
+	before := dials()
+	time.Sleep(quiet)
+	opened := dials() - before
+	publish(t, n, channel, "after the quiet spell")
+	in.await(t, "subscriber of a quiet channel", 1)
+	checkPayloads(t, "subscriber of a quiet channel", in.got(), []string{"after the quiet spell"})
+	if opened != 0 {
+		t.Errorf("the client opened %d connections while the subscribed channel was quiet for %v; want 0 (a read timeout on a quiet channel is no broken connection)", opened, quiet)
+	}
+}
