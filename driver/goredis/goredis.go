@@ -57,7 +57,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
 	"sync"
 
@@ -246,15 +245,13 @@ func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (str
 }
 
 // NodeID identifies the node behind the Conn for [driver.Identifier]. For a
-// *redis.Client that dials a fixed address it is made of the network and the
-// address, so two clients of the same server share it whatever database they
-// select: the databases of one server fail together and count as one node.
-// For any other client (a failover client, a cluster, a ring) it is the
-// identity of the client value, so only the same client wrapped twice shares
-// it.
-//
-// Addresses are compared as written: "localhost:6379" and "127.0.0.1:6379"
-// give different IDs.
+// *redis.Client that dials a fixed address it is [driver.AddrNodeID] of the
+// client's network and address, so two clients of the same server share it
+// whatever database they select (the databases of one server fail together
+// and count as one node), "localhost:6379" and "127.0.0.1:6379" are one
+// node, and so are a go-redis and a rueidis client of one server. For any
+// other client (a failover client, a cluster, a ring) it is the identity of
+// the client value, so only the same client wrapped twice shares it.
 func (c *Conn) NodeID() string {
 	if client, ok := c.client.(*redis.Client); ok {
 		if id, ok := addressID(client.Options()); ok {
@@ -268,16 +265,8 @@ func (c *Conn) NodeID() string {
 // names no fixed address: a failover client's Addr is a placeholder, and its
 // dialer asks Sentinel for the current master.
 func addressID(opt *redis.Options) (string, bool) {
-	network := opt.Network
-	if network == "" {
-		network = "tcp"
-	}
-	if network != "unix" {
-		if _, _, err := net.SplitHostPort(opt.Addr); err != nil {
-			return "", false
-		}
-	}
-	return network + "://" + opt.Addr, true
+	id, err := driver.AddrNodeID(opt.Network, opt.Addr)
+	return id, err == nil
 }
 
 // reply turns go-redis's redis.Nil into the nil reply the driver contract
