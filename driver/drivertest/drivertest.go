@@ -64,7 +64,8 @@
 //
 //   - StalledDial: a call to a node the client cannot finish connecting to
 //     (a full listen backlog, or a listener that never answers) returns
-//     when its ctx ends, whatever the client's dial timeout.
+//     when its ctx ends (or sooner, with an error), whatever the client's
+//     dial timeout.
 //   - StalledServer: with the server stopped (SIGSTOP) after the Conn
 //     connected to it, a call returns when its ctx ends, with an expiring
 //     deadline and with a cancel; once the server goes on, the Conn works.

@@ -72,8 +72,9 @@ const (
 
 // returnsWhileStalled calls Eval and then EvalSha, the first with a ctx
 // whose deadline expires and the second with a ctx that is cancelled,
-// against a node that stalls, and fails unless each returns with an error
-// matching ctx.Err() within stallWait.
+// against a node that stalls, and fails unless each returns within
+// stallWait with an error: one matching ctx.Err() when it returns after
+// ctx ended, any error when it returns before.
 func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	t.Helper()
 	calls := []struct {
@@ -99,16 +100,24 @@ func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 		type result struct {
 			reply any
 			err   error
+			early bool // returned before ctx ended
 		}
 		done := make(chan result, 1)
 		go func() {
 			reply, err := c.call(ctx)
-			done <- result{reply, err}
+			done <- result{reply, err, ctx.Err() == nil}
 		}()
 		select {
 		case r := <-done:
-			<-ctx.Done() // a Conn may notice the deadline a moment early
-			if !errors.Is(r.err, ctx.Err()) {
+			switch {
+			case r.err == nil:
+				t.Errorf("%s, %s = %s, nil; want an error from a node that does not answer", what, c.name, describe(r.reply))
+			case r.early:
+				// The Conn knew the node failing before ctx ended
+				// (a connection it saw break): an error of its own
+				// is as good.
+				t.Logf("%s, %s: error before ctx ended: %v", what, c.name, r.err)
+			case !errors.Is(r.err, ctx.Err()):
 				t.Errorf("%s, %s = %s, %v; want an error matching %v", what, c.name, describe(r.reply), r.err, ctx.Err())
 			}
 		case <-time.After(stallWait):
