@@ -73,6 +73,18 @@
 //     pooled connection before using it (redigo's TestOnBorrow).
 //   - NotifyQuiet (above) needs the QuietNotifier hook.
 //
+// The rules of the optional [driver.Identifier] run only when the Conn
+// implements it; the last two need hooks given with [WithIdentity] (see
+// [Identity]):
+//
+//   - NodeID: NodeID is non-empty and the same on every call; an ID in the
+//     address form of the format that [driver.Identifier] describes is the
+//     one [driver.AddrNodeID] makes; two Conns of newConn, which reach one
+//     server, share an address ID.
+//   - NodeIDAlias: a Conn to the same server under another of its names
+//     (localhost for 127.0.0.1) has the same NodeID.
+//   - NodeIDOther: a Conn to another server has another NodeID.
+//
 // These rules cannot see goroutines: an adapter should also check, for
 // example with go.uber.org/goleak, that ending every subscription ends the
 // goroutines its Notifier started.
@@ -108,6 +120,8 @@ type rule struct {
 	check func(t *testing.T, newConn func(t *testing.T) driver.Conn)
 	// faultCheck replaces check for the rules that need [Faults].
 	faultCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults)
+	// identityCheck replaces check for the rules of driver.Identifier.
+	identityCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity)
 }
 
 // rules lists what Run checks, in the order it checks it. The names are part
@@ -131,6 +145,9 @@ var rules = []rule{
 	{name: "StalledDial", faultCheck: testStalledDial},
 	{name: "StalledServer", faultCheck: testStalledServer},
 	{name: "StalledHealthCheck", faultCheck: testStalledHealthCheck},
+	{name: "NodeID", identityCheck: testNodeID},
+	{name: "NodeIDAlias", identityCheck: testNodeIDAlias},
+	{name: "NodeIDOther", identityCheck: testNodeIDOther},
 }
 
 // An Option changes how [Run] checks a Conn.
@@ -139,8 +156,9 @@ type Option interface {
 }
 
 type config struct {
-	skipped map[string]string // rule name -> reason
-	faults  Faults
+	skipped  map[string]string // rule name -> reason
+	faults   Faults
+	identity Identity
 }
 
 type optionFunc func(*config)
@@ -185,8 +203,12 @@ func Run(t *testing.T, newConn func(t *testing.T) driver.Conn, opts ...Option) {
 			if reason, ok := cfg.skipped[r.name]; ok {
 				t.Skipf("skipped by drivertest.Skip: %s", reason)
 			}
-			if r.faultCheck != nil {
+			switch {
+			case r.faultCheck != nil:
 				r.faultCheck(t, newConn, cfg.faults)
+				return
+			case r.identityCheck != nil:
+				r.identityCheck(t, newConn, cfg.identity)
 				return
 			}
 			r.check(t, newConn)
