@@ -42,11 +42,28 @@
 // a node and that only its deadline can end (it does so when the caller's
 // context cannot be cancelled, as in Unlock). Any other call, and any call
 // through a ClusterClient or Ring, whose command-info and topology lookups
-// keep timeouts of their own, runs in a goroutine of its own: when ctx ends
-// first, the method returns ctx.Err() at once and the command finishes in
-// the background, bounded by the client's ReadTimeout, before its
-// connection goes back to the pool. Hooks added to the client run on the
-// goroutine that runs the command.
+// keep timeouts of their own, runs in a goroutine of its own. Hooks added to
+// the client run on the goroutine that runs the command.
+//
+// # What may outlive a call
+//
+// When ctx ends before a call that runs in a goroutine of its own, the
+// method returns ctx.Err() at once and the command finishes in the
+// background: a command already sent waits for its reply for up to the
+// client's ReadTimeout (3s by default), and one whose connection was still
+// being dialled waits for the dial, up to the client's DialTimeout (5s by
+// default), before its connection goes back to the pool. The reply is
+// discarded. A call on the caller's goroutine leaves nothing behind.
+// Subscribe's shared pub/sub connection and its reading goroutine live
+// while some subscription lasts; the last cancel closes the connection,
+// which ends the goroutine.
+//
+// # Start-up with nodes down
+//
+// redis.NewClient does not connect: each command dials as it needs a
+// connection. A locker built while a minority of its nodes is down starts,
+// counts those nodes as failed while they are down, and uses them once
+// they are up.
 //
 // # Concurrency
 //

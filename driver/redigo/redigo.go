@@ -61,6 +61,18 @@
 // writes UNSUBSCRIBE before it returns, bounded by the connection's write
 // timeout.
 //
+// # Start-up with nodes down
+//
+// A redis.Pool dials when a call first needs a connection, so a locker
+// built while a minority of its nodes is down starts, counts those nodes as
+// failed while they are down, and uses them once they are up.
+//
+// # Node identity
+//
+// A pool does not tell which server its Dial reaches, so [Conn.NodeID] is
+// the pool's identity: two pools to one server are two nodes to
+// redlock.New. Give each server one pool.
+//
 // # Errors
 //
 // A Redis error reply is returned as a redis.Error. [Conn.EvalSha] reports a
