@@ -128,27 +128,19 @@ func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	}
 }
 
-// warmUp makes a call that must succeed, so that the Conn holds a pooled
-// connection to the server when a fault begins.
-func warmUp(t *testing.T, conn driver.Conn) {
+// answers reports whether an Eval through conn gets its reply, reporting
+// the failure otherwise: after a warm-up, so that the Conn holds a pooled
+// connection when a fault begins, and once a fault ended.
+func answers(t *testing.T, what string, conn driver.Conn) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
 	defer cancel()
-	got, err := conn.Eval(ctx, `return 'warm'`, nil, nil)
-	if err != nil || !equalReply(got, "warm") {
-		t.Fatalf("warm-up Eval = %s, %v; want %q, nil", describe(got), err, "warm")
+	got, err := conn.Eval(ctx, `return 'answered'`, nil, nil)
+	if err != nil || !equalReply(got, "answered") {
+		t.Errorf("Eval %s = %s, %v; want %q, nil", what, describe(got), err, "answered")
+		return false
 	}
-}
-
-// usableAfter checks that the Conn answers again once the fault ended.
-func usableAfter(t *testing.T, conn driver.Conn) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
-	defer cancel()
-	got, err := conn.Eval(ctx, `return 'still usable'`, nil, nil)
-	if err != nil || !equalReply(got, "still usable") {
-		t.Errorf("Eval after the node answered again = %s, %v; want %q, nil", describe(got), err, "still usable")
-	}
+	return true
 }
 
 // testStalledDial checks that calls return when their ctx ends while the
@@ -185,7 +177,9 @@ func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, f Fa
 
 func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func()) {
 	t.Helper()
-	warmUp(t, conn)
+	if !answers(t, "before the fault", conn) {
+		return
+	}
 	resume := pause(t)
 	resumed := false
 	defer func() {
@@ -196,7 +190,7 @@ func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *t
 	returnsWhileStalled(t, what, conn)
 	resume()
 	resumed = true
-	usableAfter(t, conn)
+	answers(t, "after the node answered again", conn)
 }
 
 // testNotifyQuiet checks that a subscription whose channel stays quiet for
@@ -212,7 +206,9 @@ func testNotifyQuiet(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
 	if !ok {
 		t.Skip("the Conn does not implement driver.Notifier")
 	}
-	warmUp(t, conn) // the pooled connection the publish below uses
+	if !answers(t, "before subscribing", conn) { // warms the pool the publish below uses
+		return
+	}
 	channel := newChannel("quiet")
 	in := newInbox()
 	subscribe(t, n, channel, in)
