@@ -71,6 +71,10 @@
 //     deadline and with a cancel; once the server goes on, the Conn works.
 //   - StalledHealthCheck: StalledServer for a Conn whose client checks a
 //     pooled connection before using it (redigo's TestOnBorrow).
+//
+// In these three, once the fault ended, a Conn that implements
+// [driver.Waiter] finishes what its calls left in the background: Wait
+// returns nil.
 //   - NotifyQuiet (above) needs the QuietNotifier hook.
 //
 // The rules of the optional [driver.Identifier] run only when the Conn

@@ -19,10 +19,10 @@ import (
 // The rules check that a call returns, with an error matching ctx.Err(),
 // while the node still stalls: a Conn that waits for the stall to end, or
 // for a timeout of its client, fails them. A Conn may leave work running
-// in the background when it returns early. Each rule ends its fault before
-// the subtest's cleanups run, so a newConn or hook that registers with
-// t.Cleanup a wait for that work (for example redigo's Conn.Wait) lets a
-// leak check such as go.uber.org/goleak in TestMain find nothing.
+// in the background when it returns early; once the fault ended, a Conn
+// that is a [driver.Waiter] must finish it, and Wait return, within 20s.
+// Each rule ends its fault before the subtest's cleanups run, so a leak
+// check such as go.uber.org/goleak in TestMain finds nothing left of it.
 type Faults struct {
 	// Pause stops the server that the Conns of newConn talk to, as
 	// SIGSTOP does: its connections stay open and its kernel still
@@ -150,8 +150,31 @@ func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
 		t.Skip("no Faults.StalledDial hook given")
 	}
 	conn, release := f.StalledDial(t)
-	defer release()
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
 	returnsWhileStalled(t, "dial stalled", conn)
+	release()
+	released = true
+	settles(t, "the dial stall ended", conn)
+}
+
+// settles checks that a Conn that is a driver.Waiter finishes, once a
+// fault ended, what its calls left running in the background.
+func settles(t *testing.T, what string, conn driver.Conn) {
+	t.Helper()
+	w, ok := conn.(driver.Waiter)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
+	defer cancel()
+	if err := w.Wait(ctx); err != nil {
+		t.Errorf("Wait after %s = %v; want the calls left in the background finished within %v", what, err, stallWait)
+	}
 }
 
 // testStalledServer checks that calls return when their ctx ends while the
@@ -190,6 +213,7 @@ func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *t
 	returnsWhileStalled(t, what, conn)
 	resume()
 	resumed = true
+	settles(t, "the server went on", conn)
 	answers(t, "after the node answered again", conn)
 }
 

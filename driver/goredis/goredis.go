@@ -54,6 +54,7 @@
 // being dialled waits for the dial, up to the client's DialTimeout (5s by
 // default), before its connection goes back to the pool. The reply is
 // discarded. A call on the caller's goroutine leaves nothing behind.
+// [Conn.Wait] waits for the calls still running.
 // Subscribe's shared pub/sub connection and its reading goroutine live
 // while some subscription lasts; the last cancel closes the connection,
 // which ends the goroutine.
@@ -87,6 +88,7 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a go-redis client. Create
@@ -100,6 +102,18 @@ type Conn struct {
 	// inline is set when client applies a context's deadline to every wait
 	// and socket read and write of a command: see the package doc.
 	inline bool
+	// background counts the goroutines of calls that do not run inline.
+	background adapt.Background
+}
+
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended and whose command still runs in the background, and returns nil;
+// or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a command may go on. It does not wait
+// for Subscribe's connection.
+func (c *Conn) Wait(ctx context.Context) error {
+	return c.background.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -152,7 +166,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 		val, err := c.eval(ctx, evalCommand, script, keys, args)
 		return val, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalCommand, script, keys, args)
 	})
 }
@@ -165,7 +179,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 		val, err := c.eval(ctx, evalShaCommand, sha1, keys, args)
 		return val, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalShaCommand, sha1, keys, args)
 	})
 }
@@ -221,7 +235,7 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 		digest, err := c.scriptLoad(ctx, script)
 		return digest, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
 		return c.scriptLoad(ctx, script)
 	})
 }

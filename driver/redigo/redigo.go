@@ -33,7 +33,8 @@
 // # What may outlive a call
 //
 // A call that returned early leaves its goroutine behind until the pool
-// hands it a connection or fails to. Then it sends nothing (the command is
+// hands it a connection or fails to; while a node stalls, each call to it
+// adds one. Then it sends nothing (the command is
 // dropped, since its caller is gone) and gives the connection back. How
 // long that takes is up to the pool:
 //
@@ -102,6 +103,7 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts on connections from a redigo
@@ -165,30 +167,9 @@ func (c *Conn) NodeID() string {
 // do runs one command on a connection of its own from the pool, and
 // returns as soon as ctx is done: see the package documentation.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
-	// redigo only notices a ctx that is already done while it waits, so
-	// without this check a call could still go out.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if ctx.Done() == nil {
-		// ctx can never end: nothing to return early for.
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
-	}
-	type result struct {
-		reply any
-		err   error
-	}
-	results := make(chan result, 1) // buffered: the goroutine never blocks
-	c.background.Go(func() {
-		reply, err := c.run(ctx, command, args)
-		results <- result{reply, err}
 	})
-	select {
-	case r := <-results:
-		return r.reply, adapt.ContextErr(ctx, r.err)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 // run takes a connection from the pool and runs one command on it. The
@@ -212,12 +193,13 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 	return reply, adapt.ContextErr(ctx, err)
 }
 
-// Wait blocks until every call of the Conn has finished, including those
-// that returned early because their ctx ended while the pool was still
-// dialling or checking a connection, and returns nil; or it returns
-// ctx.Err() when ctx ends first. See the package documentation for how long
-// such a call may go on. Wait serves a program that wants to close the pool
-// only once nothing uses it, and tests that check for leaked goroutines.
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended while the pool was still dialling or checking a connection, and
+// returns nil; or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a call may go on. Wait serves a program
+// that wants to close the pool only once nothing uses it, and tests that
+// check for leaked goroutines. It does not wait for Subscribe's connection.
 func (c *Conn) Wait(ctx context.Context) error {
 	return c.background.Wait(ctx)
 }

@@ -55,6 +55,7 @@
 // command finishes in the background, bounded by ctx's deadline and the
 // client's ConnWriteTimeout (and, while the client dials its connection
 // again, by its Dialer's timeout, 5s by default); its reply is discarded.
+// [Conn.Wait] waits for the calls still running.
 // A Conn from [Open] also runs the goroutine that builds its client, until
 // that succeeds or [Conn.Close] ends it. Subscribe's shared connection
 // lives while some subscription lasts and is given back when the last one
@@ -82,6 +83,7 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
@@ -91,6 +93,18 @@ type Conn struct {
 	opened *opened        // the client Open builds, nil for a Conn from New
 	hub    *adapt.Hub     // the pub/sub connection of Subscribe
 	id     string         // the NodeID
+	// background counts the goroutines of calls whose ctx can end.
+	background adapt.Background
+}
+
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended and whose command still runs in the background, and returns nil;
+// or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a command may go on. It waits neither
+// for Subscribe's connection nor for [Open]'s attempts to build the client.
+func (c *Conn) Wait(ctx context.Context) error {
+	return c.background.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -128,7 +142,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return reply(client.Do(ctx, cmd))
 	})
 }
@@ -147,7 +161,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		val, err := reply(client.Do(ctx, cmd))
 		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
 			return nil, adapt.NoScript(err)
@@ -164,7 +178,7 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
 		if client.Mode() == rueidis.ClientModeCluster {
 			// SCRIPT LOAD has no key, so the cluster client would
 			// send it to just one node.
