@@ -64,7 +64,7 @@ func AddrNodeID(network, addr string) (string, error) {
 		return "unix://" + filepath.Clean(addr), nil
 	case "", "tcp", "tcp4", "tcp6":
 	default:
-		return "", errors.New("driver: NodeID for network " + strconv.Quote(network) + ": want tcp or unix")
+		return "", errors.New("driver: NodeID for a network other than tcp or unix")
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -113,6 +113,9 @@ type Conn struct {
 // documentation for how long such a command may go on. It does not wait
 // for Subscribe's connection.
 func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
 	return c.background.Wait(ctx)
 }
 

@@ -217,3 +217,10 @@ func notifyRulesSkipped() []drivertest.Option {
 	}
 	return opts
 }
+
+func TestNilConnWait(t *testing.T) {
+	var conn *goredis.Conn
+	if err := conn.Wait(context.Background()); err != nil {
+		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}

@@ -201,6 +201,9 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 // that wants to close the pool only once nothing uses it, and tests that
 // check for leaked goroutines. It does not wait for Subscribe's connection.
 func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
 	return c.background.Wait(ctx)
 }
 

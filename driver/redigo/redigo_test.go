@@ -148,3 +148,10 @@ func TestNewNilPool(t *testing.T) {
 		t.Errorf("New(nil) = %v, want nil", conn)
 	}
 }
+
+func TestNilConnWait(t *testing.T) {
+	var conn *redigo.Conn
+	if err := conn.Wait(context.Background()); err != nil {
+		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}

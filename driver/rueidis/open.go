@@ -63,7 +63,7 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 //
 // For a Conn from [New], whose client is the caller's, Close does nothing.
 func (c *Conn) Close() {
-	if c.opened != nil {
+	if c != nil && c.opened != nil {
 		c.opened.close()
 	}
 }

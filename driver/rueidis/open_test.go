@@ -90,3 +90,11 @@ func TestOpenWithoutAddress(t *testing.T) {
 		t.Fatal("Open without InitAddress = nil error, want one")
 	}
 }
+
+func TestNilConnWaitAndClose(t *testing.T) {
+	var conn *lsrueidis.Conn
+	conn.Close()
+	if err := conn.Wait(context.Background()); err != nil {
+		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}

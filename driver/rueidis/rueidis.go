@@ -104,6 +104,9 @@ type Conn struct {
 // documentation for how long such a command may go on. It waits neither
 // for Subscribe's connection nor for [Open]'s attempts to build the client.
 func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
 	return c.background.Wait(ctx)
 }
 
