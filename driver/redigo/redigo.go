@@ -33,10 +33,9 @@
 // # What may outlive a call
 //
 // A call that returned early leaves its goroutine behind until the pool
-// hands it a connection or fails to; while a node stalls, each call to it
-// adds one. Then it sends nothing (the command is
-// dropped, since its caller is gone) and gives the connection back. How
-// long that takes is up to the pool:
+// hands it a connection or fails to (while a node stalls, each call to it
+// adds one). The goroutine then sends nothing, since its caller is gone,
+// and gives the connection back. How long that takes is up to the pool:
 //
 //   - Dial or DialContext: until the dial ends, which for redis.Dial is the
 //     connect timeout (redis.DialConnectTimeout, 30s by default) plus, for

@@ -55,11 +55,10 @@
 // command finishes in the background, bounded by ctx's deadline and the
 // client's ConnWriteTimeout (and, while the client dials its connection
 // again, by its Dialer's timeout, 5s by default); its reply is discarded.
-// [Conn.Wait] waits for the calls still running.
-// A Conn from [Open] also runs the goroutine that builds its client, until
-// that succeeds or [Conn.Close] ends it. Subscribe's shared connection
-// lives while some subscription lasts and is given back when the last one
-// ends.
+// [Conn.Wait] waits for the calls still running. A Conn from [Open] also
+// runs the goroutine that builds its client, until that succeeds or
+// [Conn.Close] ends it. Subscribe's shared connection lives while some
+// subscription lasts and is given back when the last one ends.
 //
 // # Concurrency
 //
@@ -87,7 +86,7 @@ var (
 )
 
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
-// one with [New].
+// one with [New] or [Open].
 type Conn struct {
 	client rueidis.Client // nil for a Conn from Open
 	opened *opened        // the client Open builds, nil for a Conn from New
