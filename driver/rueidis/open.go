@@ -134,6 +134,9 @@ func (o *opened) attemptEnded() {
 }
 
 func (o *opened) get(ctx context.Context) (rueidis.Client, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	select {
 	case <-o.ready:
 		return o.client, nil

@@ -112,6 +112,17 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	// A Conn from Open keeps the same contract once its client is built.
+	t.Run("Open", func(t *testing.T) {
+		drivertest.Run(t, func(t *testing.T) driver.Conn {
+			conn, err := lsrueidis.Open(singleServerOptions(server))
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(conn.Close)
+			return conn
+		})
+	})
 }
 
 func TestEvalShaKeepsServerError(t *testing.T) {
