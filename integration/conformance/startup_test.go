@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
@@ -27,13 +26,7 @@ var startupConns = map[string]func(t *testing.T, addr string) driver.Conn{
 		return lsgoredis.New(client)
 	},
 	"redigo": func(t *testing.T, addr string) driver.Conn {
-		pool := &redigo.Pool{
-			DialContext: func(ctx context.Context) (redigo.Conn, error) {
-				return redigo.DialContext(ctx, "tcp", addr)
-			},
-			MaxIdle: 8,
-		}
-		return redigoConn(t, pool)
+		return redigoConn(t, dialContextPool(addr))
 	},
 	"rueidis": func(t *testing.T, addr string) driver.Conn {
 		conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}})
