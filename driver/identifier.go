@@ -1,12 +1,30 @@
 package driver
 
+import (
+	"errors"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
 // An Identifier is a [Conn] that can name the node it talks to.
 //
 // redlock.New rejects two Conns with the same NodeID, because counting one
-// node twice would let a minority of real nodes form a quorum. Adapters
-// derive the ID from the wrapped client (the server's address where the
-// client knows it, otherwise the identity of the client value), so wrapping
-// one client twice is caught.
+// node twice would let a minority of real nodes form a quorum.
+//
+// # NodeID format
+//
+// The format is shared by every adapter, so that two Conns of different
+// adapters to one server (a go-redis client and a rueidis client, say)
+// have the same NodeID. An adapter whose client dials one fixed address
+// returns [AddrNodeID] of that address; that function is the one
+// definition of the format. An adapter that cannot tell which server its
+// client reaches (a cluster or Sentinel client, a pool with its own dial
+// function) returns the identity of the client value instead: the client's
+// Go type, "@" and its pointer, as fmt's "%T@%p" prints them. Such an ID
+// never equals an address's, and only the same client wrapped twice
+// shares it.
 //
 // When a Conn does not implement Identifier, redlock.New can only reject the
 // same Conn value given twice.
@@ -14,11 +32,61 @@ type Identifier interface {
 	Conn
 
 	// NodeID returns a string that is equal for two Conns when they talk
-	// to the same server. Databases do not make distinct nodes: the
-	// databases of one server fail together, so the database a client
-	// selects is no part of the ID. Where an adapter cannot tell which
-	// server a client reaches (a cluster or Sentinel client, a pool with
-	// its own dial function), the ID is the identity of the client
-	// value, and only the same client wrapped twice shares it.
+	// to the same server and the adapters can tell, in the format the
+	// type's documentation describes. Databases do not make distinct
+	// nodes: the databases of one server fail together, so the database
+	// a client selects is no part of the ID. It returns the same ID on
+	// every call.
 	NodeID() string
+}
+
+// AddrNodeID returns the NodeID, for [Identifier], of the server that
+// listens at addr on network: "tcp" (or "", "tcp4", "tcp6") with addr a
+// "host:port" as net.Dial takes it, or "unix" with addr a socket's path.
+//
+// The ID is "tcp://host:port" or "unix://path", in a canonical form so
+// that the names of one server give one ID: host names are lower-cased
+// and lose a trailing dot, IPv6 addresses are written in their shortest
+// form, a numeric port loses leading zeros, and every name of the local
+// host that reaches the same listener is written "localhost": "localhost",
+// "127.0.0.1", "::1", an empty host, "0.0.0.0" and "::" (which net.Dial
+// takes for the local host). Other loopback addresses, such as 127.0.0.2,
+// stay as they are, since another server may listen there. A host name is
+// not resolved: two names of one machine other than these give two IDs.
+//
+// It returns an error for another network, or an addr without a port.
+func AddrNodeID(network, addr string) (string, error) {
+	switch network {
+	case "unix":
+		if addr == "" {
+			return "", errors.New("driver: empty unix socket path")
+		}
+		return "unix://" + filepath.Clean(addr), nil
+	case "", "tcp", "tcp4", "tcp6":
+	default:
+		return "", errors.New("driver: NodeID for a network other than tcp or unix")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", errors.New("driver: NodeID for an address that is not host:port")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	}
+	return "tcp://" + net.JoinHostPort(canonicalHost(host), port), nil
+}
+
+// canonicalHost writes host as AddrNodeID documents.
+func canonicalHost(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")); ip != nil {
+		if ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.Equal(net.IPv6loopback) || ip.IsUnspecified() {
+			return "localhost"
+		}
+		return ip.String()
+	}
+	if host == "" {
+		return "localhost"
+	}
+	return host
 }

@@ -44,13 +44,50 @@
 //   - Notify: a message published by a script after Subscribe returned
 //     reaches the subscriber with its payload unchanged, in the order
 //     published from one node.
+//
 //   - NotifyShared: three subscribers on each of two channels of one
 //     Notifier each get every message of their channel and nothing else.
+//
 //   - NotifyCancel: a cancelled subscription gets nothing more while the
 //     others go on; cancel may be called twice; after every subscription
 //     ended, a new one works.
+//
 //   - NotifyContextDone: Subscribe with a cancelled ctx returns an error
 //     matching ctx.Err() and delivers nothing.
+//
+//   - NotifyQuiet: a subscription whose channel stays quiet for longer than
+//     the client's read timeout keeps its connection (no new connection is
+//     opened) and hears a message published after that.
+//
+// The rules about stalled nodes need hooks that produce the stall, given
+// with [WithFaults] (see [Faults]), and are skipped without them:
+//
+//   - StalledDial: a call to a node the client cannot finish connecting to
+//     (a full listen backlog, or a listener that never answers) returns
+//     when its ctx ends (or sooner, with an error), whatever the client's
+//     dial timeout.
+//   - StalledServer: with the server stopped (SIGSTOP) after the Conn
+//     connected to it, a call returns when its ctx ends, with an expiring
+//     deadline and with a cancel; once the server goes on, the Conn works.
+//   - StalledHealthCheck: StalledServer for a Conn whose client checks a
+//     pooled connection before using it (redigo's TestOnBorrow).
+//
+// In these three, once the fault ended, a Conn that implements
+// [driver.Waiter] finishes what its calls left in the background: Wait
+// returns nil.
+//   - NotifyQuiet (above) needs the QuietNotifier hook.
+//
+// The rules of the optional [driver.Identifier] run only when the Conn
+// implements it; the last two need hooks given with [WithIdentity] (see
+// [Identity]):
+//
+//   - NodeID: NodeID is non-empty and the same on every call; an ID in the
+//     address form of the format that [driver.Identifier] describes is the
+//     one [driver.AddrNodeID] makes; two Conns of newConn, which reach one
+//     server, share an address ID.
+//   - NodeIDAlias: a Conn to the same server under another of its names
+//     (localhost for 127.0.0.1) has the same NodeID.
+//   - NodeIDOther: a Conn to another server has another NodeID.
 //
 // These rules cannot see goroutines: an adapter should also check, for
 // example with go.uber.org/goleak, that ending every subscription ends the
@@ -85,25 +122,36 @@ import (
 type rule struct {
 	name  string
 	check func(t *testing.T, newConn func(t *testing.T) driver.Conn)
+	// faultCheck replaces check for the rules that need [Faults].
+	faultCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults)
+	// identityCheck replaces check for the rules of driver.Identifier.
+	identityCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity)
 }
 
 // rules lists what Run checks, in the order it checks it. The names are part
 // of the package's API: they are the subtest names and the names Skip takes.
 var rules = []rule{
-	{"ReplyTypes", testReplyTypes},
-	{"ErrorReplies", testErrorReplies},
-	{"UnknownDigest", testUnknownDigest},
-	{"ScriptLoad", testScriptLoad},
-	{"KeysAndArgs", testKeysAndArgs},
-	{"BinaryValues", testBinaryValues},
-	{"LargeValue", testLargeValue},
-	{"ContextDoneBeforeCall", testContextDoneBeforeCall},
-	{"ContextDoneDuringCall", testContextDoneDuringCall},
-	{"Concurrency", testConcurrency},
-	{"Notify", testNotify},
-	{"NotifyShared", testNotifyShared},
-	{"NotifyCancel", testNotifyCancel},
-	{"NotifyContextDone", testNotifyContextDone},
+	{name: "ReplyTypes", check: testReplyTypes},
+	{name: "ErrorReplies", check: testErrorReplies},
+	{name: "UnknownDigest", check: testUnknownDigest},
+	{name: "ScriptLoad", check: testScriptLoad},
+	{name: "KeysAndArgs", check: testKeysAndArgs},
+	{name: "BinaryValues", check: testBinaryValues},
+	{name: "LargeValue", check: testLargeValue},
+	{name: "ContextDoneBeforeCall", check: testContextDoneBeforeCall},
+	{name: "ContextDoneDuringCall", check: testContextDoneDuringCall},
+	{name: "Concurrency", check: testConcurrency},
+	{name: "Notify", check: testNotify},
+	{name: "NotifyShared", check: testNotifyShared},
+	{name: "NotifyCancel", check: testNotifyCancel},
+	{name: "NotifyContextDone", check: testNotifyContextDone},
+	{name: "NotifyQuiet", faultCheck: testNotifyQuiet},
+	{name: "StalledDial", faultCheck: testStalledDial},
+	{name: "StalledServer", faultCheck: testStalledServer},
+	{name: "StalledHealthCheck", faultCheck: testStalledHealthCheck},
+	{name: "NodeID", identityCheck: testNodeID},
+	{name: "NodeIDAlias", identityCheck: testNodeIDAlias},
+	{name: "NodeIDOther", identityCheck: testNodeIDOther},
 }
 
 // An Option changes how [Run] checks a Conn.
@@ -112,7 +160,9 @@ type Option interface {
 }
 
 type config struct {
-	skipped map[string]string // rule name -> reason
+	skipped  map[string]string // rule name -> reason
+	faults   Faults
+	identity Identity
 }
 
 type optionFunc func(*config)
@@ -156,6 +206,14 @@ func Run(t *testing.T, newConn func(t *testing.T) driver.Conn, opts ...Option) {
 		t.Run(r.name, func(t *testing.T) {
 			if reason, ok := cfg.skipped[r.name]; ok {
 				t.Skipf("skipped by drivertest.Skip: %s", reason)
+			}
+			switch {
+			case r.faultCheck != nil:
+				r.faultCheck(t, newConn, cfg.faults)
+				return
+			case r.identityCheck != nil:
+				r.identityCheck(t, newConn, cfg.identity)
+				return
 			}
 			r.check(t, newConn)
 		})

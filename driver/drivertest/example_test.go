@@ -46,3 +46,36 @@ func ExampleSkip() {
 	}
 	_ = testConformanceInProcess
 }
+
+// stopServer stands for a way to stop the test's server as SIGSTOP does,
+// and go on again with the function it returns.
+func stopServer(t *testing.T) (resume func()) {
+	t.Skip("this example has no server to stop")
+	return func() {}
+}
+
+// An adapter's conformance test with the hooks of the rules about stalled
+// nodes and node identity. Each hook left nil skips the rules that need it.
+func ExampleWithFaults() {
+	testConformance := func(t *testing.T) {
+		addr := os.Getenv("LOCKSMITH_REDIS_ADDR")
+		otherAddr := os.Getenv("LOCKSMITH_OTHER_REDIS_ADDR")
+		newConn := func(t *testing.T) driver.Conn {
+			conn, closeClient := dialAdapter(t, addr)
+			t.Cleanup(closeClient)
+			return conn
+		}
+		drivertest.Run(t, newConn,
+			drivertest.WithFaults(drivertest.Faults{
+				Pause: stopServer,
+			}),
+			drivertest.WithIdentity(drivertest.Identity{
+				Other: func(t *testing.T) driver.Conn {
+					conn, closeClient := dialAdapter(t, otherAddr)
+					t.Cleanup(closeClient)
+					return conn
+				},
+			}))
+	}
+	_ = testConformance
+}

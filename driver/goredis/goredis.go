@@ -42,11 +42,29 @@
 // a node and that only its deadline can end (it does so when the caller's
 // context cannot be cancelled, as in Unlock). Any other call, and any call
 // through a ClusterClient or Ring, whose command-info and topology lookups
-// keep timeouts of their own, runs in a goroutine of its own: when ctx ends
-// first, the method returns ctx.Err() at once and the command finishes in
-// the background, bounded by the client's ReadTimeout, before its
-// connection goes back to the pool. Hooks added to the client run on the
-// goroutine that runs the command.
+// keep timeouts of their own, runs in a goroutine of its own. Hooks added to
+// the client run on the goroutine that runs the command.
+//
+// # What may outlive a call
+//
+// When ctx ends before a call that runs in a goroutine of its own, the
+// method returns ctx.Err() at once and the command finishes in the
+// background: a command already sent waits for its reply for up to the
+// client's ReadTimeout (3s by default), and one whose connection was still
+// being dialled waits for the dial, up to the client's DialTimeout (5s by
+// default), before its connection goes back to the pool. The reply is
+// discarded. A call on the caller's goroutine leaves nothing behind.
+// [Conn.Wait] waits for the calls still running.
+// Subscribe's shared pub/sub connection and its reading goroutine live
+// while some subscription lasts; the last cancel closes the connection,
+// which ends the goroutine.
+//
+// # Start-up with nodes down
+//
+// redis.NewClient does not connect: each command dials as it needs a
+// connection. A locker built while a minority of its nodes is down starts,
+// counts those nodes as failed while they are down, and uses them once
+// they are up.
 //
 // # Concurrency
 //
@@ -57,7 +75,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"reflect"
 	"sync"
 
@@ -71,6 +88,7 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a go-redis client. Create
@@ -84,6 +102,21 @@ type Conn struct {
 	// inline is set when client applies a context's deadline to every wait
 	// and socket read and write of a command: see the package doc.
 	inline bool
+	// background counts the goroutines of calls that do not run inline.
+	background adapt.Background
+}
+
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended and whose command still runs in the background, and returns nil;
+// or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a command may go on. It does not wait
+// for Subscribe's connection.
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
+	return c.background.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -136,7 +169,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 		val, err := c.eval(ctx, evalCommand, script, keys, args)
 		return val, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalCommand, script, keys, args)
 	})
 }
@@ -149,7 +182,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 		val, err := c.eval(ctx, evalShaCommand, sha1, keys, args)
 		return val, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalShaCommand, sha1, keys, args)
 	})
 }
@@ -205,7 +238,7 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 		digest, err := c.scriptLoad(ctx, script)
 		return digest, adapt.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
 		return c.scriptLoad(ctx, script)
 	})
 }
@@ -246,15 +279,13 @@ func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (str
 }
 
 // NodeID identifies the node behind the Conn for [driver.Identifier]. For a
-// *redis.Client that dials a fixed address it is made of the network and the
-// address, so two clients of the same server share it whatever database they
-// select: the databases of one server fail together and count as one node.
-// For any other client (a failover client, a cluster, a ring) it is the
-// identity of the client value, so only the same client wrapped twice shares
-// it.
-//
-// Addresses are compared as written: "localhost:6379" and "127.0.0.1:6379"
-// give different IDs.
+// *redis.Client that dials a fixed address it is [driver.AddrNodeID] of the
+// client's network and address, so two clients of the same server share it
+// whatever database they select (the databases of one server fail together
+// and count as one node), "localhost:6379" and "127.0.0.1:6379" are one
+// node, and so are a go-redis and a rueidis client of one server. For any
+// other client (a failover client, a cluster, a ring) it is the identity of
+// the client value, so only the same client wrapped twice shares it.
 func (c *Conn) NodeID() string {
 	if client, ok := c.client.(*redis.Client); ok {
 		if id, ok := addressID(client.Options()); ok {
@@ -268,16 +299,8 @@ func (c *Conn) NodeID() string {
 // names no fixed address: a failover client's Addr is a placeholder, and its
 // dialer asks Sentinel for the current master.
 func addressID(opt *redis.Options) (string, bool) {
-	network := opt.Network
-	if network == "" {
-		network = "tcp"
-	}
-	if network != "unix" {
-		if _, _, err := net.SplitHostPort(opt.Addr); err != nil {
-			return "", false
-		}
-	}
-	return network + "://" + opt.Addr, true
+	id, err := driver.AddrNodeID(opt.Network, opt.Addr)
+	return id, err == nil
 }
 
 // reply turns go-redis's redis.Nil into the nil reply the driver contract

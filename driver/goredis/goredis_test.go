@@ -146,6 +146,8 @@ func TestNodeID(t *testing.T) {
 		{"two clients, same address", shared, newClient(redis.Options{Addr: "127.0.0.1:6379"}), true},
 		// The databases of one server fail together.
 		{"two clients, other database", shared, newClient(redis.Options{Addr: "127.0.0.1:6379", DB: 1}), true},
+		{"localhost and 127.0.0.1", shared, newClient(redis.Options{Addr: "localhost:6379"}), true},
+		{"[::1] and 127.0.0.1", shared, newClient(redis.Options{Addr: "[::1]:6379"}), true},
 		{"two clients, other port", shared, newClient(redis.Options{Addr: "127.0.0.1:6380"}), false},
 		{"two clients, other host", shared, newClient(redis.Options{Addr: "127.0.0.2:6379"}), false},
 		{"unix socket and TCP", shared, newClient(redis.Options{Network: "unix", Addr: "/tmp/redis.sock"}), false},
@@ -214,4 +216,11 @@ func notifyRulesSkipped() []drivertest.Option {
 		opts = append(opts, drivertest.Skip(rule, reason))
 	}
 	return opts
+}
+
+func TestNilConnWait(t *testing.T) {
+	var conn *goredis.Conn
+	if err := conn.Wait(context.Background()); err != nil {
+		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
 }

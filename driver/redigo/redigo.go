@@ -19,18 +19,59 @@
 //
 // # Context
 //
-// Each call takes a connection from the pool with Pool.GetContext and runs
-// its command with redis.DoContext, so ctx bounds the wait for a pooled
-// connection, the command and its reply. When ctx ends during a command,
-// redigo closes that connection rather than return it to the pool. Dialing a
-// new connection honours ctx only when the pool has a DialContext function;
-// a pool with only Dial dials without it.
+// Every method returns as soon as its ctx is done, whatever the pool's Dial,
+// TestOnBorrow or timeouts. A call takes a connection from the pool with
+// Pool.GetContext and runs its command with redis.DoContext. redigo honours
+// ctx while it waits for a pooled connection, while it runs the command and
+// in a DialContext function that passes ctx on, but not in a Dial function,
+// which takes no ctx, nor in TestOnBorrow, whose check runs without one:
+// against a node that stalls (a black hole, a server stopped with SIGSTOP)
+// either can block for as long as the connection's own timeouts allow. So
+// a call whose ctx can end runs in a goroutine of its own, and when ctx ends
+// first the method returns ctx.Err() at once.
 //
-// redis.DoContext runs the command in a goroutine of its own so that it can
-// return when ctx ends. The adapter does not skip it for a context that only
-// its deadline can end, as the go-redis adapter does: redigo's calls without
-// a context bound the write by a timeout only when the connection was dialled
-// with one, which a Conn cannot see.
+// # What may outlive a call
+//
+// A call that returned early leaves its goroutine behind until the pool
+// hands it a connection or fails to (while a node stalls, each call to it
+// adds one). The goroutine then sends nothing, since its caller is gone,
+// and gives the connection back. How long that takes is up to the pool:
+//
+//   - Dial or DialContext: until the dial ends, which for redis.Dial is the
+//     connect timeout (redis.DialConnectTimeout, 30s by default) plus, for
+//     a dial that sends AUTH, SELECT or CLIENT SETNAME, the read timeout
+//     (redis.DialReadTimeout, none by default).
+//   - TestOnBorrow: until the check's command is answered or fails, which
+//     for a connection without a read timeout is until the server answers
+//     again or the connection breaks. TestOnBorrowContext, given a check
+//     that runs its command with redis.DoContext, ends with ctx instead.
+//   - A command already sent when ctx ended: redis.DoContext closes the
+//     connection, which ends the read at once.
+//
+// So give pools that may reach a stalled node a DialContext that passes
+// ctx on (or a connect timeout), a read timeout, and TestOnBorrowContext
+// rather than TestOnBorrow. [Conn.Wait] waits for every call still running,
+// those left behind included: call it before closing the pool, or in a test
+// that checks for leaked goroutines.
+//
+// Subscribe's shared pub/sub connection and its two goroutines (one reads,
+// one sends the heartbeat PING) live while some subscription lasts. After
+// the last cancel they end within a round trip to the server, or within 3s
+// when it does not answer. A cancel that ends a channel's last subscription
+// writes UNSUBSCRIBE before it returns, bounded by the connection's write
+// timeout.
+//
+// # Start-up with nodes down
+//
+// A redis.Pool dials when a call first needs a connection, so a locker
+// built while a minority of its nodes is down starts, counts those nodes as
+// failed while they are down, and uses them once they are up.
+//
+// # Node identity
+//
+// A pool does not tell which server its Dial reaches, so [Conn.NodeID] is
+// the pool's identity: two pools to one server are two nodes to
+// redlock.New. Give each server one pool.
 //
 // # Errors
 //
@@ -61,13 +102,15 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts on connections from a redigo
 // pool. Create one with [New].
 type Conn struct {
-	pool *redis.Pool
-	hub  *adapt.Hub // the pub/sub connection of Subscribe
+	pool       *redis.Pool
+	hub        *adapt.Hub       // the pub/sub connection of Subscribe
+	background adapt.Background // the goroutines of calls whose ctx can end
 }
 
 // New returns a Conn that takes a connection from pool for each call and
@@ -120,13 +163,18 @@ func (c *Conn) NodeID() string {
 	return fmt.Sprintf("%T@%p", c.pool, c.pool)
 }
 
-// do runs one command on a connection of its own from the pool.
+// do runs one command on a connection of its own from the pool, and
+// returns as soon as ctx is done: see the package documentation.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
-	// redigo only notices a ctx that is already done while it waits, so
-	// without this check a call could still go out.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+		return c.run(ctx, command, args)
+	})
+}
+
+// run takes a connection from the pool and runs one command on it. The
+// pool's Dial and TestOnBorrow may not look at ctx, so run may return long
+// after ctx ended; it then sends nothing.
+func (c *Conn) run(ctx context.Context, command string, args []any) (any, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
 		return nil, adapt.ContextErr(ctx, err)
@@ -135,8 +183,27 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 	// a failure. Its error concerns only that connection, and the reply
 	// is already in hand.
 	defer conn.Close()
+	if err := ctx.Err(); err != nil {
+		// The caller gave up while the pool dialled or checked the
+		// connection: a lock request no one waits for must not go out.
+		return nil, err
+	}
 	reply, err := redis.DoContext(conn, ctx, command, args...)
 	return reply, adapt.ContextErr(ctx, err)
+}
+
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended while the pool was still dialling or checking a connection, and
+// returns nil; or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a call may go on. Wait serves a program
+// that wants to close the pool only once nothing uses it, and tests that
+// check for leaked goroutines. It does not wait for Subscribe's connection.
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
+	return c.background.Wait(ctx)
 }
 
 // scriptArgs lays out the arguments of EVAL and EVALSHA: the script or its

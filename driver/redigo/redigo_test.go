@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,10 +48,45 @@ func newPool(t *testing.T, addr string, configure func(*redis.Pool)) *redis.Pool
 }
 
 func TestConformance(t *testing.T) {
-	addr := testServer(t)
+	proxy := newPausableProxy(t, testServer(t))
+	addr := proxy.addr()
 	drivertest.Run(t, func(t *testing.T) driver.Conn {
-		return redigo.New(newPool(t, addr, nil))
-	})
+		return waited(t, redigo.New(newPool(t, addr, nil)))
+	}, drivertest.WithFaults(drivertest.Faults{
+		Pause: func(t *testing.T) func() {
+			proxy.pause()
+			return proxy.resume
+		},
+		HealthChecked: func(t *testing.T) driver.Conn {
+			return waited(t, redigo.New(newPool(t, addr, func(p *redis.Pool) {
+				p.TestOnBorrow = func(c redis.Conn, _ time.Time) error {
+					_, err := c.Do("PING")
+					return err
+				}
+			})))
+		},
+		StalledDial: func(t *testing.T) (driver.Conn, func()) {
+			hole := newBlackHole(t)
+			pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+				// AUTH during the dial waits for a reply that
+				// never comes.
+				return redis.Dial("tcp", hole.addr(), redis.DialPassword("secret"))
+			}}
+			t.Cleanup(func() { pool.Close() })
+			return waited(t, redigo.New(pool)), hole.release
+		},
+		QuietNotifier: func(t *testing.T) (driver.Conn, time.Duration, func() int) {
+			const readTimeout = 100 * time.Millisecond
+			var dials atomic.Int64
+			pool := newPool(t, addr, func(p *redis.Pool) {
+				p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+					dials.Add(1)
+					return redis.DialContext(ctx, "tcp", addr, redis.DialReadTimeout(readTimeout))
+				}
+			})
+			return waited(t, redigo.New(pool)), 5 * readTimeout, func() int { return int(dials.Load()) }
+		},
+	}))
 }
 
 func TestEvalShaKeepsServerError(t *testing.T) {
@@ -110,5 +146,12 @@ func TestNodeID(t *testing.T) {
 func TestNewNilPool(t *testing.T) {
 	if conn := redigo.New(nil); conn != nil {
 		t.Errorf("New(nil) = %v, want nil", conn)
+	}
+}
+
+func TestNilConnWait(t *testing.T) {
+	var conn *redigo.Conn
+	if err := conn.Wait(context.Background()); err != nil {
+		t.Errorf("Wait on a nil Conn = %v, want nil", err)
 	}
 }

@@ -38,3 +38,31 @@ func ExampleNew() {
 	defer lock.Unlock(ctx)
 	// ... work while holding the lock ...
 }
+
+// Open builds each client in the background, so the program starts, and
+// locks, while a minority of the nodes is down; a node that comes up later
+// is used from then on.
+func ExampleOpen() {
+	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
+	var nodes []driver.Conn
+	for _, addr := range addrs {
+		conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}})
+		if err != nil {
+			log.Fatal(err) // only for an option without an address
+		}
+		defer conn.Close()
+		nodes = append(nodes, conn)
+	}
+
+	locker, err := redlock.New(nodes)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lock, err := locker.Lock(ctx, "report:daily", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Unlock(ctx)
+	// ... work while holding the lock ...
+}

@@ -18,7 +18,11 @@ func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(paylo
 }
 
 func (c *Conn) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
-	dc, cancel := c.client.Dedicate()
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dc, cancel := client.Dedicate()
 	failed := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) { c.hub.Message(m.Channel, m.Message) },
 		OnSubscription: func(s rueidis.PubSubSubscription) {

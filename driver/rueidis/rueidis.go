@@ -1,20 +1,29 @@
 // Package rueidis adapts a rueidis client to locksmith's [driver.Conn].
 //
-// Wrap the client of each independent Redis node with [New] and hand the
+// Build a Conn for each independent Redis node with [Open] and hand the
 // Conns to redlock.New:
 //
 //	nodes := make([]driver.Conn, 0, len(addrs))
 //	for _, addr := range addrs {
-//		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+//		conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}})
 //		if err != nil {
 //			return err
 //		}
-//		defer client.Close()
-//		nodes = append(nodes, lsrueidis.New(client))
+//		defer conn.Close()
+//		nodes = append(nodes, conn)
 //	}
 //	locker, err := redlock.New(nodes)
 //
 // (lsrueidis names this package, imported beside rueidis itself.)
+//
+// # Start-up with nodes down
+//
+// rueidis.NewClient connects at once and fails when its node is down, so a
+// program that builds every client with it before redlock.New cannot start
+// while any one node is down, although a Redlock needs only a majority.
+// [Open] builds the client in the background and keeps trying, so a
+// minority of nodes down at start-up costs only their votes until they
+// come up. [New] wraps a client the caller already built.
 //
 // [New] accepts any rueidis.Client: a single server, a Sentinel-managed
 // deployment or a Redis Cluster, each of which then counts as one Redlock
@@ -38,10 +47,18 @@
 // run a call on the caller's goroutine, as the go-redis adapter does: a call
 // that finds its connection being dialled again waits for that dial without
 // looking at its ctx. So that every method returns as soon as its ctx is
-// done, a call whose ctx can end runs in a goroutine of its own. When ctx ends
-// first, the method returns ctx.Err() at once and the command finishes in
-// the background, bounded by ctx's deadline and the client's
-// ConnWriteTimeout; its reply is discarded.
+// done, a call whose ctx can end runs in a goroutine of its own.
+//
+// # What may outlive a call
+//
+// When ctx ends first, the method returns ctx.Err() at once and the
+// command finishes in the background, bounded by ctx's deadline and the
+// client's ConnWriteTimeout (and, while the client dials its connection
+// again, by its Dialer's timeout, 5s by default); its reply is discarded.
+// [Conn.Wait] waits for the calls still running. A Conn from [Open] also
+// runs the goroutine that builds its client, until that succeeds or
+// [Conn.Close] ends it. Subscribe's shared connection lives while some
+// subscription lasts and is given back when the last one ends.
 //
 // # Concurrency
 //
@@ -65,13 +82,31 @@ var (
 	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
+	_ driver.Waiter     = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
-// one with [New].
+// one with [New] or [Open].
 type Conn struct {
-	client rueidis.Client
-	hub    *adapt.Hub // the pub/sub connection of Subscribe
+	client rueidis.Client // nil for a Conn from Open
+	opened *opened        // the client Open builds, nil for a Conn from New
+	hub    *adapt.Hub     // the pub/sub connection of Subscribe
+	id     string         // the NodeID
+	// background counts the goroutines of calls whose ctx can end.
+	background adapt.Background
+}
+
+// Wait implements [driver.Waiter]: it blocks until every call of the Conn
+// has finished, including those that returned early because their ctx
+// ended and whose command still runs in the background, and returns nil;
+// or it returns ctx.Err() when ctx ends first. See the package
+// documentation for how long such a command may go on. It waits neither
+// for Subscribe's connection nor for [Open]'s attempts to build the client.
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil // New(nil) returns nil, and nil runs no calls
+	}
+	return c.background.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -83,21 +118,34 @@ func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	c := &Conn{client: client}
+	c := &Conn{client: client, id: clientID(client)}
 	c.hub = adapt.NewHub(c.dialPubSub)
 	return c
 }
 
+// getClient returns the client to send a command through. For a Conn from
+// Open it waits, until ctx ends, for the first attempt to build it.
+func (c *Conn) getClient(ctx context.Context) (rueidis.Client, error) {
+	if c.opened == nil {
+		return c.client, nil
+	}
+	return c.opened.get(ctx)
+}
+
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cmd, err := build(func() rueidis.Completed {
-		return c.client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+		return client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
-		return reply(c.client.Do(ctx, cmd))
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+		return reply(client.Do(ctx, cmd))
 	})
 }
 
@@ -105,14 +153,18 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return nil, err
+	}
 	cmd, err := build(func() rueidis.Completed {
-		return c.client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+		return client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, func(ctx context.Context) (any, error) {
-		val, err := reply(c.client.Do(ctx, cmd))
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+		val, err := reply(client.Do(ctx, cmd))
 		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
 			return nil, adapt.NoScript(err)
 		}
@@ -124,13 +176,17 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 // server reports. A cluster client loads it on every node it knows, so that
 // EVALSHA succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	return adapt.Run(ctx, func(ctx context.Context) (string, error) {
-		if c.client.Mode() == rueidis.ClientModeCluster {
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return "", err
+	}
+	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
+		if client.Mode() == rueidis.ClientModeCluster {
 			// SCRIPT LOAD has no key, so the cluster client would
 			// send it to just one node.
-			return loadOnEveryNode(ctx, c.client.Nodes(), script)
+			return loadOnEveryNode(ctx, client.Nodes(), script)
 		}
-		return loadOn(ctx, c.client, script)
+		return loadOn(ctx, client, script)
 	})
 }
 
@@ -174,11 +230,31 @@ func loadOnEveryNode(ctx context.Context, nodes map[string]rueidis.Client, scrip
 	return digest, nil
 }
 
-// NodeID identifies the node behind the Conn for [driver.Identifier] by the
-// identity of the client: two Conns share an ID exactly when they wrap the
-// same client.
+// NodeID identifies the node behind the Conn for [driver.Identifier]. For a
+// client of one server (rueidis's standalone mode, a single node) it is
+// [driver.AddrNodeID] of that server's address, so two clients of the same
+// server share it, "localhost:6379" and "127.0.0.1:6379" are one node, and
+// so are a rueidis and a go-redis client of one server. For a Conn from
+// [Open] it is the ID of the option's one InitAddress, when the option
+// names exactly one and no Sentinel. For a cluster or Sentinel client it
+// is the identity of the client value, so only the same client wrapped
+// twice shares it.
 func (c *Conn) NodeID() string {
-	return fmt.Sprintf("%T@%p", c.client, c.client)
+	return c.id
+}
+
+// clientID returns the NodeID of a Conn over client.
+func clientID(client rueidis.Client) string {
+	if client.Mode() == rueidis.ClientModeStandalone {
+		if nodes := client.Nodes(); len(nodes) == 1 {
+			for addr := range nodes {
+				if id, err := driver.AddrNodeID("tcp", addr); err == nil {
+					return id
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%T@%p", client, client)
 }
 
 // errCrossSlot reports keys in different hash slots on a cluster client. It

@@ -3,6 +3,7 @@ package rueidis_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -111,6 +112,17 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+	// A Conn from Open keeps the same contract once its client is built.
+	t.Run("Open", func(t *testing.T) {
+		drivertest.Run(t, func(t *testing.T) driver.Conn {
+			conn, err := lsrueidis.Open(singleServerOptions(server))
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(conn.Close)
+			return conn
+		})
+	})
 }
 
 func TestEvalShaKeepsServerError(t *testing.T) {
@@ -288,7 +300,14 @@ func TestCancelWhileClientIgnoresCancellation(t *testing.T) {
 func TestNodeID(t *testing.T) {
 	server, _ := testServers(t)
 	opt := singleServerOptions(server)
-	client, otherClient := newClient(t, opt), newClient(t, opt)
+	client, sameAddr := newClient(t, opt), newClient(t, opt)
+	_, port, err := net.SplitHostPort(server.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := opt
+	byName.InitAddress = []string{net.JoinHostPort("localhost", port)}
+	otherOpt := singleServerOptions(testServer{addr: miniredis.RunT(t).Addr(), inProcess: true})
 
 	tests := []struct {
 		name string
@@ -296,11 +315,16 @@ func TestNodeID(t *testing.T) {
 		same bool
 	}{
 		{"same client twice", client, client, true},
-		{"two clients", client, otherClient, false},
+		{"two clients, same address", client, sameAddr, true},
+		{"localhost and 127.0.0.1", client, newClient(t, byName), true},
+		{"two servers", client, newClient(t, otherOpt), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			idA, idB := lsrueidis.New(tt.a).NodeID(), lsrueidis.New(tt.b).NodeID()
+			if idA == "" || idB == "" {
+				t.Fatalf("NodeIDs = %q, %q; want both non-empty", idA, idB)
+			}
 			if same := idA == idB; same != tt.same {
 				t.Errorf("NodeIDs %q and %q: equal = %v, want %v", idA, idB, same, tt.same)
 			}

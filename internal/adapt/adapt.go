@@ -17,9 +17,9 @@ import (
 
 // Run calls do and returns its result, or ctx.Err() as soon as ctx is done,
 // whichever comes first. When ctx can end, do runs in a goroutine of its
-// own, which finishes in the background after Run returned early; clients
-// that apply ctx's deadline to the socket bound that.
-func Run[T any](ctx context.Context, do func(context.Context) (T, error)) (T, error) {
+// own, counted by b, which finishes in the background after Run returned
+// early; clients that apply ctx's deadline to the socket bound that.
+func Run[T any](ctx context.Context, b *Background, do func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -33,10 +33,10 @@ func Run[T any](ctx context.Context, do func(context.Context) (T, error)) (T, er
 		err error
 	}
 	results := make(chan result, 1) // buffered: the goroutine never blocks
-	go func() {
+	b.Go(func() {
 		val, err := do(ctx)
 		results <- result{val, err}
-	}()
+	})
 	select {
 	case r := <-results:
 		return r.val, ContextErr(ctx, r.err)

@@ -58,30 +58,34 @@ func TestWithContextErr(t *testing.T) {
 	}
 }
 
+// Run returns when ctx ends, and its Background counts the call left
+// running until it returns.
 func TestRunReturnsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	release := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, err := Run(ctx, func(context.Context) (int, error) {
-			<-release // a call the client never interrupts
-			return 1, nil
-		})
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Run = %v, want context.Canceled", err)
-		}
-	}()
-	cancel()
-	<-done
+	var b Background
+	_, err := Run(ctx, &b, func(context.Context) (int, error) {
+		cancel()
+		<-release // a call the client never interrupts
+		return 1, nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run = %v, want context.Canceled", err)
+	}
+	if err := b.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait while the call still runs = %v, want context.Canceled", err)
+	}
 	close(release)
+	if err := b.Wait(context.Background()); err != nil {
+		t.Errorf("Wait after the call returned = %v, want nil", err)
+	}
 }
 
 func TestRunReturnsTheReply(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, ctx := range []context.Context{ctx, context.Background()} {
-		got, err := Run(ctx, func(context.Context) (string, error) { return "ok", nil })
+		got, err := Run(ctx, new(Background), func(context.Context) (string, error) { return "ok", nil })
 		if got != "ok" || err != nil {
 			t.Errorf("Run = %q, %v; want ok, nil", got, err)
 		}
@@ -89,7 +93,7 @@ func TestRunReturnsTheReply(t *testing.T) {
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
 	called := false
-	if _, err := Run(done, func(context.Context) (int, error) { called = true; return 0, nil }); !errors.Is(err, context.Canceled) || called {
+	if _, err := Run(done, new(Background), func(context.Context) (int, error) { called = true; return 0, nil }); !errors.Is(err, context.Canceled) || called {
 		t.Errorf("Run with a done ctx = %v (called %v), want context.Canceled without calling", err, called)
 	}
 }

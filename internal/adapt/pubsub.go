@@ -56,6 +56,11 @@ type Hub struct {
 	conn     PubSub             // nil while not connected
 	stop     context.CancelFunc // ends conn's Receive
 	running  bool               // the connection's goroutine is running
+
+	// afterLastLeft, when set by a test, runs in remove after the last
+	// subscriber of a channel left and the Hub released mu, before it
+	// sends UNSUBSCRIBE.
+	afterLastLeft func(channel string)
 }
 
 type channel struct {
@@ -125,14 +130,35 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 
 // remove ends one subscription, unsubscribing from its channel when it was
 // the last one there and ending the connection when no channel is left.
+//
+// The channel is dropped and UNSUBSCRIBE sent in one step under writeMu.
+// Subscribe sends SUBSCRIBE, under writeMu too, only for a channel it did
+// not find, so a Subscribe of the same channel either joins the channel
+// before it is dropped (and remove then keeps it) or sends its SUBSCRIBE
+// after the UNSUBSCRIBE: the server never ends unsubscribed from a channel
+// that has a subscriber.
 func (h *Hub) remove(name string, sub *subscriber) {
 	h.mu.Lock()
 	ch := h.channels[name]
 	delete(ch.subscribers, sub)
 	last := len(ch.subscribers) == 0
-	if last {
-		delete(h.channels, name)
+	h.mu.Unlock()
+	if !last {
+		return
 	}
+	if h.afterLastLeft != nil {
+		h.afterLastLeft(name)
+	}
+	h.writeMu.Lock()
+	defer h.writeMu.Unlock()
+	h.mu.Lock()
+	if h.channels[name] != ch || len(ch.subscribers) > 0 {
+		// Someone subscribed again meanwhile and shares the server's
+		// subscription.
+		h.mu.Unlock()
+		return
+	}
+	delete(h.channels, name)
 	conn, stop := h.conn, h.stop
 	if len(h.channels) == 0 && stop != nil {
 		// run sees no channel left and ends after closing conn.
@@ -143,14 +169,12 @@ func (h *Hub) remove(name string, sub *subscriber) {
 	switch {
 	case stop != nil && conn == nil:
 		stop()
-	case last && conn != nil:
+	case conn != nil:
 		// A failure here leaves the server sending messages that no
 		// one receives: Message drops them.
 		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 		defer cancel()
-		h.writeMu.Lock()
 		conn.Unsubscribe(ctx, name)
-		h.writeMu.Unlock()
 	}
 }
 

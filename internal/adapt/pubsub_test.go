@@ -3,6 +3,7 @@ package adapt_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,5 +121,91 @@ func TestHubReconnectsWithUncomparableConnections(t *testing.T) {
 	hub.Message("ch", "after")
 	if p := await(t, got); p != "after" {
 		t.Fatalf("got %q, want after", p)
+	}
+}
+
+// serverPubSub is a PubSub over a stand-in server that records which
+// channels the connection is subscribed to.
+type serverPubSub struct {
+	hub  *adapt.Hub
+	mu   *sync.Mutex
+	subs map[string]bool
+}
+
+func (p serverPubSub) Subscribe(_ context.Context, channels ...string) error {
+	p.mu.Lock()
+	for _, ch := range channels {
+		p.subs[ch] = true
+	}
+	p.mu.Unlock()
+	for _, ch := range channels {
+		p.hub.Confirmed(ch)
+	}
+	return nil
+}
+
+func (p serverPubSub) Unsubscribe(_ context.Context, channels ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ch := range channels {
+		delete(p.subs, ch)
+	}
+	return nil
+}
+
+func (p serverPubSub) Receive(ctx context.Context, _ *adapt.Hub) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (p serverPubSub) Close() {}
+
+func (p serverPubSub) subscribed(ch string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.subs[ch]
+}
+
+// A Subscribe that comes while the cancel of a channel's last subscriber is
+// between its bookkeeping and its UNSUBSCRIBE leaves the server subscribed:
+// the UNSUBSCRIBE must not overtake the new subscription's SUBSCRIBE.
+func TestHubSubscribeDuringLastCancel(t *testing.T) {
+	var hub *adapt.Hub
+	server := serverPubSub{mu: new(sync.Mutex), subs: make(map[string]bool)}
+	hub = adapt.NewHub(func(context.Context) (adapt.PubSub, error) {
+		server.hub = hub
+		return server, nil
+	})
+	// A subscriber on another channel keeps the connection open.
+	keep, err := hub.Subscribe(context.Background(), "other", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe(other): %v", err)
+	}
+	defer keep()
+	first, err := hub.Subscribe(context.Background(), "ch", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe(ch): %v", err)
+	}
+
+	var second func()
+	adapt.SetAfterLastLeft(hub, func(channel string) {
+		if channel != "ch" || second != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), safetyNet)
+		defer cancel()
+		var err error
+		second, err = hub.Subscribe(ctx, "ch", func(string) {})
+		if err != nil {
+			t.Errorf("second Subscribe(ch): %v", err)
+		}
+	})
+	first()
+	if second == nil {
+		t.Fatal("the hook did not subscribe again")
+	}
+	defer second()
+	if !server.subscribed("ch") {
+		t.Error("the server is not subscribed to ch, though the second subscription returned and is not cancelled")
 	}
 }

@@ -1,0 +1,48 @@
+package driver_test
+
+import (
+	"testing"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+func TestAddrNodeID(t *testing.T) {
+	tests := []struct {
+		network, addr string
+		want          string
+	}{
+		{"tcp", "127.0.0.1:7001", "tcp://localhost:7001"},
+		{"tcp", "localhost:7001", "tcp://localhost:7001"},
+		{"tcp", "LocalHost.:7001", "tcp://localhost:7001"},
+		{"tcp", "[::1]:7001", "tcp://localhost:7001"},
+		{"tcp", "[::ffff:127.0.0.1]:7001", "tcp://localhost:7001"},
+		{"", ":7001", "tcp://localhost:7001"},
+		{"tcp4", "0.0.0.0:7001", "tcp://localhost:7001"},
+		{"tcp6", "[::]:7001", "tcp://localhost:7001"},
+		{"tcp", "127.0.0.1:07001", "tcp://localhost:7001"},
+		{"tcp", "127.0.0.2:7001", "tcp://127.0.0.2:7001"},
+		{"tcp", "[2001:DB8:0:0::1]:6379", "tcp://[2001:db8::1]:6379"},
+		{"tcp", "Redis-A.example:6379", "tcp://redis-a.example:6379"},
+		{"unix", "/run/redis//redis.sock", "unix:///run/redis/redis.sock"},
+	}
+	for _, tt := range tests {
+		got, err := driver.AddrNodeID(tt.network, tt.addr)
+		if err != nil || got != tt.want {
+			t.Errorf("AddrNodeID(%q, %q) = %q, %v; want %q, nil", tt.network, tt.addr, got, err, tt.want)
+		}
+	}
+}
+
+func TestAddrNodeIDRejects(t *testing.T) {
+	tests := []struct{ network, addr string }{
+		{"tcp", "localhost"},
+		{"tcp", ""},
+		{"udp", "localhost:7001"},
+		{"unix", ""},
+	}
+	for _, tt := range tests {
+		if got, err := driver.AddrNodeID(tt.network, tt.addr); err == nil {
+			t.Errorf("AddrNodeID(%q, %q) = %q, nil; want an error", tt.network, tt.addr, got)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package adapt
+
+import (
+	"context"
+	"sync"
+)
+
+// Background counts the goroutines that run a Conn's client calls, so that
+// the calls which returned early because their ctx ended can be waited for
+// while they finish in the background. The zero value is ready to use.
+type Background struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero; nil while n is zero
+}
+
+// Go runs f in a goroutine of its own, counted until f returns.
+func (b *Background) Go(f func()) {
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+	go func() {
+		defer b.done()
+		f()
+	}()
+}
+
+func (b *Background) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n--
+	if b.n == 0 && b.idle != nil {
+		close(b.idle)
+		b.idle = nil
+	}
+}
+
+// Wait returns nil once no goroutine started by Go is running, or ctx.Err()
+// when ctx ends first.
+func (b *Background) Wait(ctx context.Context) error {
+	b.mu.Lock()
+	if b.n == 0 {
+		b.mu.Unlock()
+		return nil
+	}
+	if b.idle == nil {
+		b.idle = make(chan struct{})
+	}
+	idle := b.idle
+	b.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
