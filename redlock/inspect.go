@@ -185,3 +185,12 @@ func quorumHolder(nodes []NodeState, q int) (value string, until time.Time, held
 	})
 	return value, ends[q-1], true
 }
+
+// ValuePrefix returns the part of s.Value that may be shown, as the
+// Value fields of [Observer] events show it: its first few characters, or
+// "" for a value too short to give any of it away.
+func (s NodeState) ValuePrefix() string { return valuePrefix(s.Value) }
+
+// ValuePrefix returns the part of in.Value that may be shown, as
+// [NodeState.ValuePrefix] does.
+func (in *Inspection) ValuePrefix() string { return valuePrefix(in.Value) }

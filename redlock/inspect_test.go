@@ -210,3 +210,23 @@ func TestInspectInvalid(t *testing.T) {
 		t.Errorf("Inspect(\"\"): %v; want ErrInvalidArgument", err)
 	}
 }
+
+func TestInspectValuePrefix(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t)
+	l := mustLock(t, client, "job", time.Minute)
+	in := mustInspect(t, client, "job")
+	want := l.Value()[:4] + "…"
+	if got := in.ValuePrefix(); got != want {
+		t.Errorf("Inspection.ValuePrefix() = %q; want %q", got, want)
+	}
+	if got := in.Nodes[0].ValuePrefix(); got != want {
+		t.Errorf("NodeState.ValuePrefix() = %q; want %q", got, want)
+	}
+	for _, s := range c.servers {
+		s.Set("short", "tiny-value")
+	}
+	if got := mustInspect(t, client, "short").ValuePrefix(); got != "" {
+		t.Errorf("ValuePrefix of a 10-character value = %q; want \"\"", got)
+	}
+}
