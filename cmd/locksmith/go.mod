@@ -1,6 +1,6 @@
 module github.com/locksmith-go/locksmith/cmd/locksmith
 
-go 1.26.0
+go 1.25.0
 
 replace github.com/locksmith-go/locksmith => ../..
 
@@ -13,12 +13,12 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	go.uber.org/goleak v1.3.0
-	golang.org/x/term v0.48.0
+	golang.org/x/term v0.45.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 )
