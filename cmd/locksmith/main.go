@@ -13,9 +13,19 @@
 package main
 
 import (
+	"context"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 )
 
+// quietLogger drops the go-redis client's own log lines (failed dials,
+// pool events): locksmith reports every failure that matters itself.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 func main() {
+	redis.SetLogger(quietLogger{})
 	os.Exit(newApp(os.Stdout, os.Stderr).execute(os.Args[1:]))
 }

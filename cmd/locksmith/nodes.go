@@ -102,6 +102,7 @@ func (o connOptions) connect(secrets *[]string) (nodeList, error) {
 		// The per-node timeout of each request bounds the client's own
 		// retries; a lock round is never retried behind locksmith's back.
 		opts.MaxRetries = -1
+		opts.DialerRetries = 1 // one dial per request, no back-off
 		client := redis.NewClient(opts)
 		nodes = append(nodes, &node{name: name, client: client, conn: goredis.New(client)})
 	}

@@ -27,7 +27,10 @@ and release the lock however the command ends: what flock(1) does with a
 file, over Redis.
 
 Waiting: by default run waits for the lock as long as it takes; --wait D gives
-up after D, and -n (or --wait 0) makes a single attempt. While waiting on a
+up after D, and -n (or --wait 0) makes a single attempt. A wait also ends
+when three attempts in a row could not reach a quorum of nodes (exit 69):
+waiting is for a lock held elsewhere, not for nodes that are down or refuse
+locksmith's credentials. While waiting on a
 terminal it says so on stderr every --progress-every (key, time waited,
 attempts); when stderr is not a terminal only with -v. SIGINT, SIGTERM, SIGHUP
 or SIGQUIT end the wait (exit 128+N).
@@ -162,13 +165,43 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	return nil
 }
 
+// unreachableAttempts is how many attempts in a row may fail to reach a
+// quorum of nodes before a wait gives up.
+const unreachableAttempts = 3
+
+// errUnreachable ends a wait after unreachableAttempts.
+var errUnreachable = errors.New("no quorum of nodes answered")
+
+// waitTracker follows the attempts of a wait, for the progress reports and
+// to end a wait that cannot succeed.
+type waitTracker struct {
+	attempts    atomic.Int64
+	unreachable int                     // attempts in a row; only the Lock call's goroutine uses it
+	cancel      context.CancelCauseFunc // ends the wait
+}
+
+func (w *waitTracker) observer() redlock.Observer {
+	return redlock.Observer{
+		AttemptStart: func(_ context.Context, info redlock.AttemptStartInfo) {
+			w.attempts.Store(int64(info.Attempt))
+		},
+		AttemptDone: func(_ context.Context, info redlock.RoundInfo) {
+			if len(info.Errors) <= info.Nodes-info.Quorum {
+				w.unreachable = 0
+				return
+			}
+			if w.unreachable++; w.unreachable >= unreachableAttempts && w.cancel != nil {
+				w.cancel(errUnreachable)
+			}
+		},
+	}
+}
+
 func (a *app) run(key string, argv []string, o runOptions) error {
-	var attempts atomic.Int64
+	w := &waitTracker{}
 	opts := []redlock.Option{
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(retryDelay, retryJitter, math.MaxInt)),
-		redlock.WithObserver(redlock.Observer{AttemptStart: func(_ context.Context, info redlock.AttemptStartInfo) {
-			attempts.Store(int64(info.Attempt))
-		}}),
+		redlock.WithObserver(w.observer()),
 	}
 	if o.fencing {
 		opts = append(opts, redlock.WithFencing())
@@ -186,12 +219,12 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	lock, err := a.acquire(client, key, o, sigs, &attempts)
+	lock, err := a.acquire(client, key, o, sigs, w)
 	if err != nil {
 		return err
 	}
 	acquiredAt := time.Now()
-	a.logf("acquired %q after %d attempt(s); valid until %s", key, attempts.Load(), formatTime(lock.ValidUntil()))
+	a.logf("acquired %q after %d attempt(s); valid until %s", key, w.attempts.Load(), formatTime(lock.ValidUntil()))
 
 	keepCtx, stopKeep := lock.KeepAlive(context.Background())
 	child := a.childCommand(key, argv, o, lock)
@@ -220,12 +253,16 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 }
 
 // acquire waits for the lock as o says, ending the wait on a signal.
-func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-chan os.Signal, attempts *atomic.Int64) (*redlock.Lock, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-chan os.Signal, w *waitTracker) (*redlock.Lock, error) {
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	defer cancelCause(nil)
+	w.cancel = cancelCause
+	cancel := func() { cancelCause(context.Canceled) }
 	if o.wait > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), o.wait)
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, o.wait)
+		defer stop()
 	}
-	defer cancel()
 	caught := make(chan os.Signal, 1)
 	waiting := make(chan struct{})
 	var wg sync.WaitGroup
@@ -238,7 +275,7 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 		}
 	})
 	if !o.nonblock && (a.verbose || isTerminal(os.Stderr)) {
-		wg.Go(func() { a.reportWait(key, o.progressEvery, attempts, waiting) })
+		wg.Go(func() { a.reportWait(key, o.progressEvery, &w.attempts, waiting) })
 	}
 	var lock *redlock.Lock
 	var err error
@@ -263,11 +300,16 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 	}
 	var qe *redlock.QuorumError
 	if errors.As(err, &qe) && qe.Refused > 0 {
-		a.logf("%q is held elsewhere: %d of %d nodes refused, %d attempt(s)", key, qe.Refused, qe.Nodes, attempts.Load())
+		a.logf("%q is held elsewhere: %d of %d nodes refused, %d attempt(s)", key, qe.Refused, qe.Nodes, w.attempts.Load())
 		return nil, withCode(o.conflictCode, nil)
 	}
 	if errors.Is(err, redlock.ErrInvalidArgument) {
 		return nil, withCode(exitUsage, err)
+	}
+	if errors.Is(context.Cause(ctx), errUnreachable) && qe != nil {
+		// The wait's own cancellation says nothing the last attempt
+		// does not.
+		err = qe
 	}
 	return nil, a.fail(fmt.Errorf("could not acquire %q: %w", key, err))
 }

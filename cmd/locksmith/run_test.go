@@ -137,6 +137,7 @@ func TestExitCodes(t *testing.T) {
 		{"held, --wait ran out", []string{flag, "run", "--wait", "300ms", "taken", "--", "true"}, exitConflict},
 		{"held, --conflict-exit-code", []string{flag, "run", "-n", "--conflict-exit-code", "9", "taken", "--", "true"}, 9},
 		{"no quorum reachable", []string{closed, "run", "-n", "k5", "--", "true"}, exitError},
+		{"no quorum reachable, waiting", []string{closed, "run", "k5", "--", "true"}, exitError},
 		{"no quorum, --error-exit-code", []string{closed, "--error-exit-code", "70", "run", "-n", "k5", "--", "true"}, 70},
 		{"no nodes", []string{"run", "k6", "--", "true"}, exitError},
 		{"bad URL", []string{"--nodes", "http://127.0.0.1:1", "run", "k6", "--", "true"}, exitError},
