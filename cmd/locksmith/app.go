@@ -112,7 +112,11 @@ func (a *app) fail(err error) error { return withCode(a.errorCode, err) }
 func (a *app) nodes() (nodeList, error) {
 	if len(a.conn.urls) == 0 {
 		if env := os.Getenv("LOCKSMITH_NODES"); env != "" {
-			a.conn.urls = strings.Split(env, ",")
+			for _, u := range strings.Split(env, ",") {
+				if u = strings.TrimSpace(u); u != "" {
+					a.conn.urls = append(a.conn.urls, u)
+				}
+			}
 		}
 	}
 	a.conn.password = os.Getenv("LOCKSMITH_PASSWORD")

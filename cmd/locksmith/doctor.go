@@ -363,7 +363,7 @@ func clockVerdict(server, local, slack time.Duration, factor float64) (status, d
 	gap := server - local
 	rate := 100 * float64(gap) / float64(local)
 	beyond := gap.Abs() - slack - 2*time.Microsecond
-	f := strconv.FormatFloat(factor, 'g', -1, 64)
+	f := strconv.FormatFloat(100*factor, 'g', -1, 64) + "%"
 	if beyond > time.Duration(factor*float64(local)) {
 		return statusError, fmt.Sprintf("runs %+.3f%% against the local clock over %s, beyond the drift factor %s", rate, local.Round(time.Millisecond), f)
 	}

@@ -28,12 +28,11 @@ file, over Redis.
 
 Waiting: by default run waits for the lock as long as it takes; --wait D gives
 up after D, and -n (or --wait 0) makes a single attempt. A wait also ends
-when three attempts in a row could not reach a quorum of nodes (exit 69):
-waiting is for a lock held elsewhere, not for nodes that are down or refuse
-locksmith's credentials. While waiting on a
-terminal it says so on stderr every --progress-every (key, time waited,
-attempts); when stderr is not a terminal only with -v. SIGINT, SIGTERM, SIGHUP
-or SIGQUIT end the wait (exit 128+N).
+(exit 69) when three attempts in a row could not reach a quorum of nodes: it
+is for a lock held elsewhere, not for nodes that are down or refuse the
+credentials. While waiting on a terminal, run says so on stderr every
+--progress-every (key, time waited, attempts); when stderr is not a terminal,
+only with -v. SIGINT, SIGTERM, SIGHUP or SIGQUIT end the wait (exit 128+N).
 
 The command runs directly, without a shell unless --shell is given (then the
 words after KEY are joined with spaces and run by /bin/sh -c), in a process
@@ -50,8 +49,8 @@ environment:
                        it can extend or release the lock
 
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to locksmith are forwarded to the
-command's process group. Being in a group of its own, the command cannot read
-from the terminal.
+command's process group. Being in a group of its own, the command is stopped
+(SIGTTIN) if it reads from the terminal.
 
 The lock's TTL is --ttl; it is extended when half of it is left. When the lock
 can no longer be guaranteed (too many nodes stopped answering or lost the key)
