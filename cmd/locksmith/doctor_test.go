@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksmith-go/locksmith/cmd/locksmith/internal/redistest"
 )
@@ -92,7 +93,23 @@ func TestDoctorFlags(t *testing.T) {
 	t.Run("replica", func(t *testing.T) {
 		master := redistest.Start(t)
 		replica := redistest.Start(t, "replicaof 127.0.0.1 "+itoa(master.Port))
+		// The master counts the replica once it has connected.
+		deadline := time.Now().Add(testTimeout)
+		mc := rdb(t, master)
+		for {
+			info, err := mc.Info(t.Context(), "replication").Result()
+			if err == nil && strings.Contains(info, "connected_slaves:1") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the replica did not connect: %v %s", err, info)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		report, code := doctor(t, nil, urlsOf(master, replica, redistest.Start(t)))
+		if f := find(t, report, master.Addr(), "role"); f.Status != statusWarning || !strings.Contains(f.Detail, "1 replica(s)") {
+			t.Errorf("master role: %+v; want a warning about its replica", f)
+		}
 		if f := find(t, report, replica.Addr(), "role"); f.Status != statusError || !strings.Contains(f.Detail, "replica of "+master.Addr()) {
 			t.Errorf("replica role: %+v; want an error naming its master", f)
 		}

@@ -246,7 +246,8 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	a.release(lock, key, o, acquiredAt, lost != nil)
 
 	if lost != nil {
-		return withCode(o.lostCode, fmt.Errorf("lock on %q not kept while the command ran: %w", key, lost))
+		// supervise has reported the cause.
+		return withCode(o.lostCode, fmt.Errorf("lock on %q not kept to the end of the command", key))
 	}
 	return childExit(child.ProcessState)
 }
@@ -392,6 +393,7 @@ func (a *app) supervise(lock *redlock.Lock, key string, o runOptions, pgid int, 
 		case <-exited:
 			if lost == nil && keepCtx.Err() != nil {
 				lost = context.Cause(keepCtx)
+				a.warnf("lock on %q lost (%v) as the command exited", key, lost)
 			}
 			return lost
 		}
