@@ -8,7 +8,7 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | so
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy bench bench-compare demo
+.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy bench bench-compare demo demo-cli
 
 all: lint test
 
@@ -82,3 +82,8 @@ bench-compare: deps
 ## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES is set
 demo:
 	cd examples && $(GO) run ./quickstart
+
+## demo-cli: the locksmith command on three redis-server processes it
+## starts on free local ports: doctor, status and two contending runs
+demo-cli: deps
+	./cmd/locksmith/demo.sh

@@ -115,6 +115,13 @@
 // comes back empty, while another is briefly unreachable, can let a grant
 // see no counter above 0 and hand out a token lower than one already given.
 //
+// # Inspecting a resource
+//
+// [Client.Inspect] reads a resource's lock key and fencing counter on every
+// node with a read-only script, and tells whether a quorum holds one value
+// and until when at the latest ([Inspection]). It never changes a key, so
+// an operator's tool can run it at any time beside the locks in use.
+//
 // # Observability
 //
 // [WithObserver] sets callbacks for every step of a lock's life (see
