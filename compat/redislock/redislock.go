@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/goredis"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
@@ -27,21 +30,33 @@ var (
 	ErrLockNotHeld = errors.New("redislock: lock not held")
 )
 
-// RedisClient is the connection a Client sends its scripts through: any
-// locksmith driver.Conn, built from a Redis client with one of locksmith's
-// adapters.
-type RedisClient = driver.Conn
+// RedisClient is the go-redis client a Client sends its scripts through,
+// as in bsm/redislock: a *redis.Client, *redis.ClusterClient, *redis.Ring
+// or any other redis.Scripter that runs each command when called (a
+// redis.Pipeliner will not do).
+type RedisClient interface {
+	redis.Scripter
+}
 
 // Client obtains locks on one Redis server (or one Cluster or Sentinel
 // deployment addressed through one client). It is safe for concurrent use
-// and owns nothing: the Conn given to New stays the caller's to close.
+// and owns nothing: the client given to New stays the caller's to close.
 type Client struct {
 	node *scripts.Node
 }
 
-// New returns a Client that sends its scripts through conn. It does no I/O.
-// A nil conn is reported by every call that would use it.
-func New(conn driver.Conn) *Client {
+// New returns a Client that sends its scripts through client. It does no
+// I/O. A nil client is reported by every call that would use it.
+func New(client RedisClient) *Client {
+	return NewFromConn(goredis.New(client))
+}
+
+// NewFromConn returns a Client that sends its scripts through conn, any
+// locksmith driver.Conn: for example redigo.New(pool) or
+// rueidis.New(client) of locksmith's adapters, for a program that does not
+// use go-redis. It does no I/O. A nil conn is reported by every call that
+// would use it.
+func NewFromConn(conn driver.Conn) *Client {
 	if nodeset.IsNil(conn) {
 		return &Client{}
 	}
@@ -199,7 +214,7 @@ func ended(ctx context.Context) bool {
 
 func (c *Client) check(ctx context.Context) error {
 	if c == nil || c.node == nil {
-		return errors.New("redislock: no connection: the Client was not made by New with a non-nil driver.Conn")
+		return errors.New("redislock: no connection: the Client was not made by New or NewFromConn with a non-nil client")
 	}
 	if ctx == nil {
 		return errors.New("redislock: nil Context")
