@@ -8,9 +8,13 @@ replace (
 	github.com/locksmith-go/locksmith/driver/rueidis => ../../../../driver/rueidis
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	github.com/yuin/gopher-lua v1.1.1 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
 
 require (
+	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/compat v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
