@@ -159,8 +159,9 @@ func movedPath(path string) (string, bool) {
 
 // fixtureModule makes a module in a temporary directory that requires what
 // the integration module requires, with its replace directives made
-// absolute, so that the programs build against the same versions of the
-// original libraries and the same locksmith sources, without the network.
+// absolute and its go.sum, so that the programs build against the same,
+// checksummed versions of the original libraries and the same locksmith
+// sources as the integration module.
 func fixtureModule(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
@@ -190,14 +191,15 @@ var (
 	relativeReplace = regexp.MustCompile(`=>\s*\.\.?/\S*`)
 )
 
-// goCmd runs the go command in dir, offline.
+// goCmd runs the go command in dir, outside any workspace; it may complete
+// the temporary go.mod, never the repository's.
 func goCmd(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // only ends a hang
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
