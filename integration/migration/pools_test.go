@@ -9,6 +9,7 @@ import (
 	rueidislib "github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidiscompat"
 
+	"github.com/locksmith-go/locksmith/compat/redsync"
 	"github.com/locksmith-go/locksmith/compat/redsync/redis"
 	goredispool "github.com/locksmith-go/locksmith/compat/redsync/redis/goredis/v9"
 	redigopool "github.com/locksmith-go/locksmith/compat/redsync/redis/redigo"
@@ -33,10 +34,11 @@ func (p lendingPool) GetContext(ctx context.Context) (redigolib.Conn, error) {
 	return p.pool.GetContext(ctx)
 }
 
-// otherCmdable is a rueidiscompat.Cmdable that does not hand over its
-// rueidis client, as a program's own wrapper of the adapter would not.
-type otherCmdable struct {
+// taggedCmdable is a program's own wrapper of the rueidiscompat adapter,
+// held by value and not comparable with == (it has a slice).
+type taggedCmdable struct {
 	rueidiscompat.Cmdable
+	tags []string
 }
 
 func newRedigoPool(t *testing.T, addr string) *redigolib.Pool {
@@ -61,7 +63,8 @@ func newRueidisClient(t *testing.T, addr string) rueidislib.Client {
 
 // TestNewPoolOfTheUsualClients: for the clients go-redsync/redsync's README
 // and examples build pools from, NewPool hands back locksmith's own adapter
-// for that client, the one the driver conformance suite checks.
+// for that client, the one the driver conformance suite checks; for
+// rueidis, whatever Cmdable carries the client.
 func TestNewPoolOfTheUsualClients(t *testing.T) {
 	node := redisnode.Start(t, 1, redisnode.Config{})[0]
 	rdb := goredislib.NewClient(&goredislib.Options{Addr: node.Addr()})
@@ -75,6 +78,7 @@ func TestNewPoolOfTheUsualClients(t *testing.T) {
 		{"goredis", goredispool.NewPool(rdb), func(p redis.Pool) bool { _, ok := p.(*goredis.Conn); return ok }},
 		{"redigo", redigopool.NewPool(newRedigoPool(t, node.Addr())), func(p redis.Pool) bool { _, ok := p.(*redigo.Conn); return ok }},
 		{"rueidis", rueidispool.NewPool(rueidiscompat.NewAdapter(newRueidisClient(t, node.Addr()))), func(p redis.Pool) bool { _, ok := p.(*rueidis.Conn); return ok }},
+		{"rueidis wrapper", rueidispool.NewPool(taggedCmdable{rueidiscompat.NewAdapter(newRueidisClient(t, node.Addr())), []string{"app"}}), func(p redis.Pool) bool { _, ok := p.(*rueidis.Conn); return ok }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.ok(tc.pool) {
@@ -108,19 +112,36 @@ func TestNewPoolOfNothing(t *testing.T) {
 	}
 }
 
-// TestOtherPoolsKeepTheDriverContract runs the driver conformance suite on
-// the pools NewPool builds around a redigo pool of another type and a
-// rueidiscompat.Cmdable that is not the rueidiscompat adapter.
-func TestOtherPoolsKeepTheDriverContract(t *testing.T) {
-	nodes := redisnode.Start(t, 2, redisnode.Config{})
-	t.Run("redigo", func(t *testing.T) {
-		drivertest.Run(t, func(t *testing.T) driver.Conn {
-			return redigopool.NewPool(lendingPool{newRedigoPool(t, nodes[0].Addr())})
-		})
+// TestOtherRedigoPoolsKeepTheDriverContract runs the driver conformance
+// suite on the pool NewPool builds around a redigo pool of a type other
+// than *redigolib.Pool.
+func TestOtherRedigoPoolsKeepTheDriverContract(t *testing.T) {
+	node := redisnode.Start(t, 1, redisnode.Config{})[0]
+	drivertest.Run(t, func(t *testing.T) driver.Conn {
+		return redigopool.NewPool(lendingPool{newRedigoPool(t, node.Addr())})
 	})
-	t.Run("rueidis", func(t *testing.T) {
-		drivertest.Run(t, func(t *testing.T) driver.Conn {
-			return rueidispool.NewPool(otherCmdable{rueidiscompat.NewAdapter(newRueidisClient(t, nodes[1].Addr()))})
-		})
-	})
+}
+
+// TestPoolsOfAWrappedAdapter: mutexes work on pools built from a program's
+// own wrapper of the rueidiscompat adapter, which redsync.New compares
+// without trouble although the wrapper itself is not comparable.
+func TestPoolsOfAWrappedAdapter(t *testing.T) {
+	nodes := redisnode.Start(t, 3, redisnode.Config{})
+	var pools []redis.Pool
+	for _, n := range nodes {
+		delegate := taggedCmdable{rueidiscompat.NewAdapter(newRueidisClient(t, n.Addr())), []string{"app"}}
+		pools = append(pools, rueidispool.NewPool(delegate))
+	}
+	mutex := redsync.New(pools...).NewMutex("k")
+	if err := mutex.Lock(); err != nil {
+		t.Fatalf("Lock() = %v", err)
+	}
+	for i, n := range nodes {
+		if got := n.Do(t, "GET", "k"); got != mutex.Value() {
+			t.Errorf("node %d: GET k = %v, want the mutex's value", i, got)
+		}
+	}
+	if ok, err := mutex.Unlock(); !ok || err != nil {
+		t.Errorf("Unlock() = %v, %v, want true, nil", ok, err)
+	}
 }
