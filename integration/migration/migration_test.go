@@ -93,9 +93,9 @@ func TestProgramsMigrateByImportPath(t *testing.T) {
 }
 
 // moveImports returns src with the import paths of importMoves replaced,
-// byte for byte where the path literals stand, and checks that nothing else
-// changed: every line that differs is an import of a moved path, and at
-// least one import moved.
+// byte for byte where the path literals stand, and checks that src imports
+// nothing of locksmith and that nothing else changed: every line that
+// differs is an import of a moved path, and at least one import moved.
 func moveImports(t *testing.T, name string, src []byte) []byte {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -109,6 +109,9 @@ func moveImports(t *testing.T, name string, src []byte) []byte {
 		path, err := strconv.Unquote(spec.Path.Value)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if strings.HasPrefix(path, "github.com/locksmith-go/") {
+			t.Fatalf("%s imports %s: the program must be written against the original libraries", name, path)
 		}
 		to, ok := movedPath(path)
 		if !ok {
