@@ -5,6 +5,10 @@ go 1.26.0
 replace (
 	github.com/locksmith-go/locksmith => ../
 	github.com/locksmith-go/locksmith/compat => ../compat
+	github.com/locksmith-go/locksmith/compat/redislock => ../compat/redislock
+	github.com/locksmith-go/locksmith/compat/redsync/redis/goredis => ../compat/redsync/redis/goredis
+	github.com/locksmith-go/locksmith/compat/redsync/redis/redigo => ../compat/redsync/redis/redigo
+	github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis => ../compat/redsync/redis/rueidis
 	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
 	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
 	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
@@ -87,12 +91,17 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/compat v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat/redislock v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat/redsync/redis/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat/redsync/redis/redigo v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
 	github.com/locksmith-go/locksmith/otel v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis/rueidiscompat v1.0.79
 	github.com/rs/zerolog v1.28.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

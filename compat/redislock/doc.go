@@ -1,14 +1,13 @@
 // Package redislock is a drop-in replacement for github.com/bsm/redislock
 // that runs on locksmith: the same names, signatures, options and errors,
-// with the Redis server given as a locksmith [driver.Conn] instead of a
-// go-redis client.
+// over the same go-redis client.
 //
 // A lock is a key on one Redis server holding the owner's token and
 // metadata, with a TTL:
 //
-//	locker := redislock.New(goredis.New(rdb))
+//	locker := redislock.New(rdb) // rdb is a go-redis v9 client
 //	lock, err := locker.Obtain(ctx, "report:daily", time.Minute, nil)
-//	if errors.Is(err, redislock.ErrNotObtained) {
+//	if err == redislock.ErrNotObtained {
 //		return nil // someone else is on it
 //	} else if err != nil {
 //		return err
@@ -16,28 +15,24 @@
 //	defer lock.Release(ctx)
 //
 // For a lock that survives the loss of a server, use several independent
-// servers with locksmith's redlock package, or this module's redsync
-// package.
+// servers with locksmith's redlock package, or compat's redsync package.
 //
 // # Migrating from bsm/redislock
 //
 // Change the import path from github.com/bsm/redislock to
-// github.com/locksmith-go/locksmith/compat/redislock, and wrap the go-redis
-// client with locksmith's adapter (module
-// github.com/locksmith-go/locksmith/driver/goredis):
+// github.com/locksmith-go/locksmith/compat/redislock (module of the same
+// path, which depends on go-redis v9 as bsm/redislock does). Nothing else
+// changes: [New], Obtain and ObtainMulti take the go-redis client, and
+// [Options], the retry strategies, the methods of [Lock] and the errors
+// are the same.
 //
-//	locker := redislock.New(rdb)                 // before
-//	locker := redislock.New(goredis.New(rdb))    // after
-//
-// A program on redigo or rueidis can use the package too, with the adapters
-// of modules github.com/locksmith-go/locksmith/driver/redigo and
+// A program on redigo or rueidis can use the package too, with
+// [NewFromConn] and the adapters of modules
+// github.com/locksmith-go/locksmith/driver/redigo and
 // github.com/locksmith-go/locksmith/driver/rueidis:
 //
-//	locker := redislock.New(redigo.New(pool))
-//	locker := redislock.New(rueidis.New(client))
-//
-// Everything else stays: Obtain, ObtainMulti, [Options], the retry
-// strategies, the methods of [Lock] and the errors.
+//	locker := redislock.NewFromConn(redigo.New(pool))
+//	locker := redislock.NewFromConn(rueidis.New(client))
 //
 // # Wire compatibility
 //
@@ -51,13 +46,16 @@
 //
 // # Errors
 //
-// [ErrNotObtained] and [ErrLockNotHeld] are matched with errors.Is. When a
-// context ends the retries of Obtain or Refresh, its error is joined to the
-// returned one, so errors.Is(err, context.DeadlineExceeded) works too. An
-// error of the server or the connection is returned as the driver.Conn
-// reported it. Bad arguments (a nil Conn or Context, no keys, a key given
-// twice, a TTL below 1ms) are reported with a descriptive error that
-// matches neither sentinel; nothing in this package panics on bad input.
+// The errors are bsm/redislock's, returned as it returns them, so code
+// comparing with == keeps working: [ErrNotObtained] when the key is held by
+// another owner and the retry strategy gives up (or a Refresh finds the
+// lock gone), [ErrLockNotHeld] when a Release finds it gone, and ctx.Err()
+// itself (context.DeadlineExceeded, context.Canceled) when the context
+// ends the tries of Obtain. errors.Is works too. An error of the server or
+// the connection is returned as the client reported it. Bad arguments (a
+// nil client or Context, no keys, a key given twice, a TTL below 1ms) are
+// reported with a descriptive error that matches neither sentinel; nothing
+// in this package panics on bad input.
 //
 // # Concurrency
 //
@@ -70,8 +68,8 @@
 //
 //   - ObtainMulti, the package-level ObtainMulti and Lock.Keys, which
 //     bsm/redislock has on its main branch but not in v0.9.4, are included.
-//   - When the context ends the retries of Obtain, the error matches
-//     ErrNotObtained as well as ctx.Err(): compare with errors.Is, not ==.
+//   - NewFromConn takes any locksmith driver.Conn, for programs on redigo
+//     or rueidis.
 //   - Refresh retries errors of the server or connection as opt's
 //     RetryStrategy says; by default it does not, as in v0.9.4.
 //   - Release is not cancelled with the caller's context; it is bounded by

@@ -8,30 +8,29 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/compat/redislock"
-	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
-// exampleConn starts an in-process Redis server and returns a driver.Conn
-// for it. A program gets its Conn from one of locksmith's adapters
-// instead, for example goredis.New(redis.NewClient(...)).
-func exampleConn() (conn driver.Conn, stop func()) {
+// exampleClient starts an in-process Redis server and returns a go-redis
+// client for it. A program connects to its own server instead.
+func exampleClient() (client *redis.Client, stop func()) {
 	s, err := miniredis.Run()
 	if err != nil {
 		log.Fatal(err)
 	}
-	c := resp.Dial(s.Addr())
-	return c, func() { c.Close(); s.Close() }
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	return rdb, func() { rdb.Close(); s.Close() }
 }
 
 func Example() {
-	conn, stop := exampleConn()
+	client, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
 
-	locker := redislock.New(conn)
+	locker := redislock.New(client)
 	lock, err := locker.Obtain(ctx, "report:daily", time.Minute, nil)
 	if errors.Is(err, redislock.ErrNotObtained) {
 		fmt.Println("someone else is on it")
@@ -58,10 +57,10 @@ func Example() {
 }
 
 func ExampleClient_Obtain_retry() {
-	conn, stop := exampleConn()
+	client, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
-	locker := redislock.New(conn)
+	locker := redislock.New(client)
 
 	holder, err := locker.Obtain(ctx, "job", time.Minute, nil)
 	if err != nil {
@@ -78,12 +77,12 @@ func ExampleClient_Obtain_retry() {
 }
 
 func ExampleClient_ObtainMulti() {
-	conn, stop := exampleConn()
+	client, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
 
 	// The hash tag {order:42} keeps both keys in one Redis Cluster slot.
-	lock, err := redislock.New(conn).ObtainMulti(ctx,
+	lock, err := redislock.New(client).ObtainMulti(ctx,
 		[]string{"{order:42}:payment", "{order:42}:stock"}, time.Minute, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -96,10 +95,10 @@ func ExampleClient_ObtainMulti() {
 }
 
 func ExampleOptions_token() {
-	conn, stop := exampleConn()
+	client, stop := exampleClient()
 	defer stop()
 	ctx := context.Background()
-	locker := redislock.New(conn)
+	locker := redislock.New(client)
 
 	// One process obtains the lock, with metadata, and passes its token on.
 	first, err := locker.Obtain(ctx, "import", time.Minute, &redislock.Options{Metadata: "step 1"})
@@ -121,4 +120,26 @@ func ExampleOptions_token() {
 	// Output:
 	// true step 2
 	// <nil>
+}
+
+func ExampleNewFromConn() {
+	s, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	// A program on redigo or rueidis passes redigo.New(pool) or
+	// rueidis.New(client) of locksmith's adapters; this one uses a plain
+	// connection to the in-process server.
+	conn := resp.Dial(s.Addr())
+	defer conn.Close()
+	ctx := context.Background()
+
+	lock, err := redislock.NewFromConn(conn).Obtain(ctx, "cleanup", time.Minute, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(lock.Key(), lock.Release(ctx))
+	// Output:
+	// cleanup <nil>
 }

@@ -30,7 +30,7 @@ func newServer(t *testing.T) *server {
 	rc := resp.Dial(s.Addr())
 	t.Cleanup(func() { rc.Close() })
 	f := faults.Wrap(rc)
-	return &server{Miniredis: s, faults: f, client: redislock.New(f)}
+	return &server{Miniredis: s, faults: f, client: redislock.NewFromConn(f)}
 }
 
 // value returns the value stored at key, or "" when there is none.

@@ -9,16 +9,19 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/goredis"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
 
 var (
 	// ErrNotObtained is returned by Obtain when the key is held by another
-	// owner and the retry strategy or the context ended the tries, and by
-	// Refresh when the lock is no longer held. When a context ended the
-	// tries, the error also matches ctx.Err().
+	// owner and the retry strategy ended the tries, and by Refresh when the
+	// lock is no longer held. When the context ends the tries of Obtain,
+	// it returns ctx.Err() instead, as bsm/redislock does.
 	ErrNotObtained = errors.New("redislock: not obtained")
 
 	// ErrLockNotHeld is returned by Release, and by TTL of a nil Lock,
@@ -27,21 +30,33 @@ var (
 	ErrLockNotHeld = errors.New("redislock: lock not held")
 )
 
-// RedisClient is the connection a Client sends its scripts through: any
-// locksmith driver.Conn, built from a Redis client with one of locksmith's
-// adapters.
-type RedisClient = driver.Conn
+// RedisClient is the go-redis client a Client sends its scripts through,
+// as in bsm/redislock: a *redis.Client, *redis.ClusterClient, *redis.Ring
+// or any other redis.Scripter that runs each command when called (a
+// redis.Pipeliner will not do).
+type RedisClient interface {
+	redis.Scripter
+}
 
 // Client obtains locks on one Redis server (or one Cluster or Sentinel
 // deployment addressed through one client). It is safe for concurrent use
-// and owns nothing: the Conn given to New stays the caller's to close.
+// and owns nothing: the client given to New stays the caller's to close.
 type Client struct {
 	node *scripts.Node
 }
 
-// New returns a Client that sends its scripts through conn. It does no I/O.
-// A nil conn is reported by every call that would use it.
-func New(conn driver.Conn) *Client {
+// New returns a Client that sends its scripts through client. It does no
+// I/O. A nil client is reported by every call that would use it.
+func New(client RedisClient) *Client {
+	return NewFromConn(goredis.New(client))
+}
+
+// NewFromConn returns a Client that sends its scripts through conn, any
+// locksmith driver.Conn: for example redigo.New(pool) or
+// rueidis.New(client) of locksmith's adapters, for a program that does not
+// use go-redis. It does no I/O. A nil conn is reported by every call that
+// would use it.
+func NewFromConn(conn driver.Conn) *Client {
 	if nodeset.IsNil(conn) {
 		return &Client{}
 	}
@@ -69,11 +84,12 @@ func ObtainMulti(ctx context.Context, client RedisClient, keys []string, ttl tim
 // RetryStrategy says (by default it does not retry) and tries again, until
 // the strategy stops or ctx ends; a ctx without a deadline gets one ttl
 // from now, so the tries cannot go on forever. It then returns
-// ErrNotObtained, joined with ctx.Err() when ctx ended the tries. When the
-// key already holds a value that starts with opt.Token, the lock is taken
-// again: its value and TTL are replaced. An error of the server or the
-// connection ends the tries and is returned as it is, joined with
-// ErrNotObtained when it came from the end of ctx.
+// ErrNotObtained when the strategy stopped, and ctx.Err() itself (such as
+// context.DeadlineExceeded) when ctx ended the tries, as bsm/redislock
+// does. When the key already holds a value that starts with opt.Token, the
+// lock is taken again: its value and TTL are replaced. An error of the
+// server or the connection ends the tries and is returned as it is, or as
+// ctx.Err() itself when it came from the end of ctx.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	return c.ObtainMulti(ctx, []string{key}, ttl, opt)
 }
@@ -108,7 +124,7 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 		reply, err := c.node.Run(ctx, obtainScript, keys, args)
 		switch {
 		case err != nil && ended(ctx):
-			return true, errors.Join(ErrNotObtained, err)
+			return true, ctxErr(ctx)
 		case err != nil:
 			// A broken server or connection rarely heals within a TTL.
 			return true, err
@@ -131,8 +147,9 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 // or ctx ends. attempt returns done=false to be retried, with a non-nil err
 // when the try failed for a reason worth reporting. Once the strategy
 // stops, withRetry returns the last such err, or ErrNotObtained; when ctx
-// ends, the same joined with ctx.Err(). A ctx without a deadline gets one
-// limit from now, so an endless strategy still ends.
+// ends, the last such err joined with ctx.Err(), or ctx.Err() itself. A
+// ctx without a deadline gets one limit from now, so an endless strategy
+// still ends.
 func withRetry(ctx context.Context, limit time.Duration, retry RetryStrategy, attempt func(context.Context) (done bool, err error)) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -168,11 +185,20 @@ func withRetry(ctx context.Context, limit time.Duration, retry RetryStrategy, at
 		case <-timer.C:
 		case <-ctx.Done():
 			if lastErr == nil {
-				lastErr = ErrNotObtained
+				return ctx.Err()
 			}
 			return errors.Join(lastErr, ctx.Err())
 		}
 	}
+}
+
+// ctxErr returns ctx.Err(), or context.DeadlineExceeded when ctx's
+// deadline has passed but ctx does not report it yet (see ended).
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
 }
 
 // ended reports whether ctx is done or its deadline has passed: a
@@ -188,7 +214,7 @@ func ended(ctx context.Context) bool {
 
 func (c *Client) check(ctx context.Context) error {
 	if c == nil || c.node == nil {
-		return errors.New("redislock: no connection: the Client was not made by New with a non-nil driver.Conn")
+		return errors.New("redislock: no connection: the Client was not made by New or NewFromConn with a non-nil client")
 	}
 	if ctx == nil {
 		return errors.New("redislock: nil Context")

@@ -1,13 +1,13 @@
 // Package redsync is a drop-in replacement for github.com/go-redsync/redsync/v4
 // that runs on locksmith: the same names, signatures, options, defaults and
-// errors, with the Redis nodes given as locksmith [driver.Conn] values
-// instead of redsync pools.
+// errors, and pools built by the same NewPool functions under the same
+// package paths.
 //
 // A mutex is granted when a majority of the nodes given to [New] set its key
 // (the mutex's name) to a fresh random value within its validity time, as
 // the Redlock algorithm describes:
 //
-//	rs := redsync.New(goredis.New(rdb1), goredis.New(rdb2), goredis.New(rdb3))
+//	rs := redsync.New(goredis.NewPool(rdb1), goredis.NewPool(rdb2), goredis.NewPool(rdb3))
 //	mutex := rs.NewMutex("invoice:42", redsync.WithExpiry(10*time.Second))
 //	if err := mutex.LockContext(ctx); err != nil {
 //		return err
@@ -16,26 +16,21 @@
 //
 // # Migrating from go-redsync/redsync
 //
-// Change the import path from github.com/go-redsync/redsync/v4 to
-// github.com/locksmith-go/locksmith/compat/redsync, and build each node
-// with locksmith's adapter for the Redis client in use instead of redsync's
-// pool. For go-redis v9 (module github.com/locksmith-go/locksmith/driver/goredis):
+// Change the import paths: github.com/go-redsync/redsync/v4 becomes
+// github.com/locksmith-go/locksmith/compat/redsync, and each package under
+// it the package of the same path under this one:
 //
-//	pool := goredis.NewPool(rdb)   // before: github.com/go-redsync/redsync/v4/redis/goredis/v9
-//	pool := goredis.New(rdb)       // after:  github.com/locksmith-go/locksmith/driver/goredis
+//	github.com/go-redsync/redsync/v4/redis                -> .../compat/redsync/redis
+//	github.com/go-redsync/redsync/v4/redis/goredis/v9     -> .../compat/redsync/redis/goredis/v9
+//	github.com/go-redsync/redsync/v4/redis/redigo         -> .../compat/redsync/redis/redigo
+//	github.com/go-redsync/redsync/v4/redis/rueidis        -> .../compat/redsync/redis/rueidis
 //
-// For redigo (module github.com/locksmith-go/locksmith/driver/redigo):
-//
-//	pool := redigo.NewPool(redigoPool) // before: github.com/go-redsync/redsync/v4/redis/redigo
-//	pool := redigo.New(redigoPool)     // after:  github.com/locksmith-go/locksmith/driver/redigo
-//
-// For rueidis (module github.com/locksmith-go/locksmith/driver/rueidis):
-//
-//	pool := rueidis.NewPool(rueidiscompat.NewAdapter(client)) // before: github.com/go-redsync/redsync/v4/redis/rueidis
-//	pool := rueidis.New(client)                               // after:  github.com/locksmith-go/locksmith/driver/rueidis
-//
-// Everything else stays: redsync.New(pool, ...), NewMutex and its options,
-// the Mutex methods and the errors.
+// Nothing else changes: [redis.Pool], NewPool of each client package with
+// the same argument, redsync.New(pools...), NewMutex and its options, the
+// Mutex methods and the errors. Each client package is a module of its own
+// (see package [redis]), so a program downloads only the client it uses. A
+// [redis.Pool] is a locksmith driver.Conn: the Conns of locksmith's
+// adapters are pools too.
 //
 // # Wire compatibility
 //
@@ -51,7 +46,10 @@
 // [ErrLockAlreadyExpired] matched with errors.Is; [*ErrTaken],
 // [*ErrNodeTaken] and [*RedisError] found with errors.As (use pointer
 // targets, as with go-redsync/redsync). Per-node failures are combined with
-// errors.Join. When the caller's context ends, its error stays in the chain.
+// errors.Join. A Lock whose context ends returns ErrFailed itself, as
+// go-redsync/redsync does, so code comparing with == keeps working; the
+// errors of the nodes, such as a RedisError of a request the context cut
+// short, match ctx.Err().
 //
 // A Redsync or Mutex that cannot work as configured (no nodes, a nil or
 // repeated node, an out-of-range option) reports a descriptive error,
@@ -80,10 +78,12 @@
 //   - Each attempt of Lock uses a fresh value.
 //   - The drift allowance includes a 2ms floor, so [Mutex.Until] is up to
 //     2ms earlier.
-//   - The error of a Lock whose context ended matches ctx.Err() as well as
-//     ErrFailed: compare with errors.Is, not ==.
+//   - A TryLock whose context is already done returns an error matching
+//     both ErrFailed and ctx.Err() without contacting the nodes.
+//   - A [redis.Pool] has no Get method: each script runs on the client's
+//     own connection pool.
 //   - Extend of a mutex with no value is refused with ErrExtendFailed, so
 //     WithSetNXOnExtend cannot store an empty value.
-//   - No nodes, a nil or repeated node, and out-of-range options are
+//   - No pools, a nil or repeated node, and out-of-range options are
 //     reported as errors instead of failing later or panicking.
 package redsync

@@ -6,8 +6,9 @@ import (
 )
 
 // ErrFailed is returned by Lock and TryLock when no attempt got the lock and
-// the last one failed without a more specific error, and, joined with
-// ctx.Err(), when the caller's context ends between attempts.
+// the last one failed without a more specific error, and by Lock, itself
+// (as go-redsync/redsync returns it), when the caller's context ends the
+// attempts.
 var ErrFailed = errors.New("redsync: failed to acquire lock")
 
 // ErrExtendFailed is returned by Extend when a quorum of nodes refreshed

@@ -10,14 +10,14 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/locksmith-go/locksmith/compat/redsync"
-	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/compat/redsync/redis"
 	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
-// exampleNodes starts n in-process Redis servers and returns a driver.Conn
-// for each. A program gets its Conns from locksmith's adapters instead,
-// for example goredis.New(redis.NewClient(...)).
-func exampleNodes(n int) (conns []driver.Conn, stop func()) {
+// exampleNodes starts n in-process Redis servers and returns a pool for
+// each. A program builds its pools with NewPool instead, for example
+// goredis.NewPool(redis.NewClient(...)) of package redis/goredis/v9.
+func exampleNodes(n int) (pools []redis.Pool, stop func()) {
 	var stops []func()
 	for range n {
 		s, err := miniredis.Run()
@@ -25,10 +25,10 @@ func exampleNodes(n int) (conns []driver.Conn, stop func()) {
 			log.Fatal(err)
 		}
 		c := resp.Dial(s.Addr())
-		conns = append(conns, c)
+		pools = append(pools, c)
 		stops = append(stops, func() { c.Close(); s.Close() })
 	}
-	return conns, func() {
+	return pools, func() {
 		for _, stop := range stops {
 			stop()
 		}

@@ -72,7 +72,10 @@ func (m *Mutex) TryLock() error {
 }
 
 // TryLockContext makes a single attempt to lock m, without retrying.
-// Errors are as for LockContext.
+// Errors are as for LockContext, except that a ctx already done is
+// reported by an error that matches both ErrFailed and ctx.Err(), and a
+// ctx that ends during the attempt by the nodes' errors, which match
+// ctx.Err().
 func (m *Mutex) TryLockContext(ctx context.Context) error {
 	return m.lockContext(ctx, 1)
 }
@@ -93,8 +96,10 @@ func (m *Mutex) Lock() error {
 // when a quorum of nodes hold the key for another owner, otherwise the
 // joined *ErrNodeTaken and *RedisError of the nodes that did not agree, or
 // ErrFailed when all went well but too slowly. When ctx ends before the
-// last attempt, the error matches both ErrFailed and ctx.Err(). A nil ctx
-// is taken as context.Background(). m can be locked again after a failure.
+// last attempt, the error is ErrFailed itself, as in go-redsync/redsync, so
+// that callers comparing it with == keep working: check ctx.Err() to tell
+// that case apart. A nil ctx is taken as context.Background(). m can be
+// locked again after a failure.
 func (m *Mutex) LockContext(ctx context.Context) error {
 	if m.tries < 1 && m.err == nil {
 		return configErrorf("WithTries(%d): a mutex needs at least one try", m.tries)
@@ -122,11 +127,14 @@ func (m *Mutex) lockContext(ctx context.Context, tries int) error {
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("%w: %w", ErrFailed, ctx.Err())
+				return ErrFailed
 			case <-timer.C:
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			if tries > 1 {
+				return ErrFailed
+			}
 			return fmt.Errorf("%w: %w", ErrFailed, err)
 		}
 		value, err := m.genValueFunc()

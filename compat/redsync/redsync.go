@@ -3,7 +3,7 @@ package redsync
 import (
 	"math/rand/v2"
 
-	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/compat/redsync/redis"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
@@ -17,37 +17,38 @@ type Redsync struct {
 	err   error // why the nodes cannot form a quorum, if they cannot
 }
 
-// New returns a Redsync whose mutexes are granted by a majority of conns,
-// counted over len(conns) whether or not the nodes are reachable. Each Conn
-// must reach an independent Redis node; build it from a Redis client with
-// one of locksmith's adapters (goredis.New, redigo.New, rueidis.New).
+// New returns a Redsync whose mutexes are granted by a majority of pools,
+// counted over len(pools) whether or not the nodes are reachable. Each
+// pool must reach an independent Redis node; build it from a Redis client
+// with NewPool of the matching sub-package of [redis] (goredis/v9, redigo,
+// rueidis), or use any locksmith adapter's Conn.
 //
-// New does no I/O and never fails. When conns is empty, holds a nil Conn,
+// New does no I/O and never fails. When pools is empty, holds a nil pool,
 // or holds the same node twice (which would let fewer than a majority of
 // real nodes grant a lock), every mutex made from the Redsync reports that
 // as the error of each call that would contact the nodes.
-func New(conns ...driver.Conn) *Redsync {
-	r := &Redsync{err: checkConns(conns)}
+func New(pools ...redis.Pool) *Redsync {
+	r := &Redsync{err: checkPools(pools)}
 	if r.err == nil {
-		r.nodes = make([]*scripts.Node, len(conns))
-		for i, conn := range conns {
-			r.nodes[i] = scripts.NewNode(conn)
+		r.nodes = make([]*scripts.Node, len(pools))
+		for i, pool := range pools {
+			r.nodes[i] = scripts.NewNode(pool)
 		}
 	}
 	return r
 }
 
-func checkConns(conns []driver.Conn) error {
-	if len(conns) == 0 {
+func checkPools(pools []redis.Pool) error {
+	if len(pools) == 0 {
 		return configErrorf("no Redis nodes given to New")
 	}
-	switch f := nodeset.Check(conns); {
+	switch f := nodeset.Check(pools); {
 	case f == nil:
 		return nil
 	case f.Kind == nodeset.NilConn:
-		return configErrorf("node #%d is a nil driver.Conn", f.Node)
+		return configErrorf("node #%d is a nil pool", f.Node)
 	case f.Kind == nodeset.SameConn:
-		return configErrorf("node #%d is the same driver.Conn as node #%d", f.Node, f.Other)
+		return configErrorf("node #%d is the same pool as node #%d", f.Node, f.Other)
 	default:
 		return configErrorf("node #%d talks to the same Redis node as node #%d (%s)", f.Node, f.Other, f.ID)
 	}

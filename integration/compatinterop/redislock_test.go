@@ -75,7 +75,7 @@ func originalRedislock(client *goredis.Client) redislockImpl {
 }
 
 func compatRedislock(conn driver.Conn) redislockImpl {
-	locker := compatredislock.New(conn)
+	locker := compatredislock.NewFromConn(conn)
 	return redislockImpl{
 		name: "compat",
 		obtain: func(ctx context.Context, key string, ttl time.Duration, c obtainConfig) (*heldLock, error) {
