@@ -34,13 +34,9 @@ func TestClientNotMadeByNewIsRefused(t *testing.T) {
 			"TryLockMulti": func() error { _, err := c.TryLockMulti(ctx, []string{"a", "b"}, time.Second); return err },
 			"Resume":       func() error { _, err := c.Resume(ctx, "k", "v", time.Second); return err },
 		}
-		if c != nil {
-			// Do and DoMulti of a nil *Client read its options before
-			// anything else, in renewal.go.
-			calls["Do"] = func() error { return c.Do(ctx, "k", time.Second, func(context.Context) error { return nil }) }
-			calls["DoMulti"] = func() error {
-				return c.DoMulti(ctx, []string{"a", "b"}, time.Second, func(context.Context) error { return nil })
-			}
+		calls["Do"] = func() error { return c.Do(ctx, "k", time.Second, func(context.Context) error { return nil }) }
+		calls["DoMulti"] = func() error {
+			return c.DoMulti(ctx, []string{"a", "b"}, time.Second, func(context.Context) error { return nil })
 		}
 		for name, call := range calls {
 			t.Run(tt.name+"/"+name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn fu
 	if fn == nil {
 		return invalidf("nil function")
 	}
-	l, err := c.lock(ctx, keys, ttl, c.cfg.retry)
+	l, err := c.lock(ctx, keys, ttl, nil) // nil: the Client's own strategy, read once c is checked
 	if err != nil {
 		return err
 	}
