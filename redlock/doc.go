@@ -204,7 +204,29 @@
 //
 // # Concurrency
 //
-// A [Client] and a [Lock] are safe for concurrent use. Each round of
-// requests starts one goroutine per node beyond the first and waits for all
-// of them before it returns; no goroutine outlives the call that started it.
+// A [Client] and a [Lock] are safe for concurrent use. A Lock may be used
+// from many goroutines at once, also while [Lock.KeepAlive] renews it:
+//
+//   - its extend rounds (Extend, renewals, and a [Client.Resume] of its
+//     value on the same Client, which returns the same Lock) run one at a
+//     time, each after the previous one ended;
+//   - [Lock.ValidUntil] is never later than the earliest expiry that a
+//     quorum of nodes may hold: a round that may shorten the keys lowers it
+//     before any request is sent, only a round that a quorum confirmed moves
+//     it later, and after a request whose outcome is unknown (a timeout, a
+//     lost reply) later rounds count with the shorter of their TTL and that
+//     request's, since it may still be applied after them;
+//   - a running KeepAlive follows every change of the validity: its context
+//     is cancelled before ValidUntil, however the holder extended the lock;
+//   - once Unlock has been called no extend round starts, and the KeepAlive
+//     context is cancelled before Unlock returns.
+//
+// Each round of requests starts one goroutine per node beyond the first and
+// waits for all of them before it returns, each bounded by the per-node
+// timeout; no goroutine of this package outlives the call that started it,
+// except the renewal goroutine of a KeepAlive (until its stop function is
+// called) and the pub/sub subscriptions of waiters (until they are served).
+// An adapter may leave a request running after its context ended, for a
+// client that cannot be interrupted; each adapter's documentation says for
+// how long, and [driver.Waiter] waits for it.
 package redlock

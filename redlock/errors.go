@@ -25,8 +25,10 @@ var (
 	ErrNotHeld = errors.New("redlock: lock not held")
 
 	// ErrExpired is returned by Extend when the lock's validity has
-	// already passed on the local monotonic clock. No node is contacted:
-	// the keys may already belong to another owner. It matches ErrNotHeld.
+	// already passed on the local monotonic clock; no node is contacted,
+	// since the keys may already belong to another owner. Unlock returns
+	// it after releasing a lock whose validity had passed before Unlock was
+	// called. It matches ErrNotHeld.
 	ErrExpired error = &chainedError{"redlock: lock not held: its validity has passed", ErrNotHeld}
 
 	// ErrReleased is returned by Extend after Unlock, and by Unlock after
