@@ -7,10 +7,12 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
 # The version every module is released at next (RELEASING.md).
 RELEASE := v0.1.0
+# The modules whose packages users import: their API is in api/.
+API_MODULES := $(filter-out ./bench ./cmd/locksmith ./examples ./integration ./tools,$(MODULES))
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy proxy-check bench bench-compare demo demo-cli
+.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy proxy-check api api-check bench bench-compare demo demo-cli
 
 all: lint test
 
@@ -77,6 +79,19 @@ tidy:
 ## modules require each other at $(RELEASE) (tools/proxycheck.sh)
 proxy-check:
 	./tools/proxycheck.sh $(RELEASE)
+
+## api: write the exported API of every public package to api/, one file
+## per package (tools/apisnap)
+api:
+	rm -rf api
+	root=$$($(GO) list -m) && cd tools && $(GO) run ./apisnap -root $$root -out ../api $(addprefix ../,$(API_MODULES))
+
+## api-check: fail when api/ is not what make api would write
+api-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	root=$$($(GO) list -m); \
+	(cd tools && $(GO) run ./apisnap -root $$root -out "$$tmp" $(addprefix ../,$(API_MODULES))); \
+	diff -r -u api "$$tmp" || { echo "api/ is stale: run make api and review the change"; exit 1; }
 
 ## bench: lock+unlock benchmarks of the root module (in-process nodes, or
 ## the servers in LOCKSMITH_BENCH_NODES=host:port,...)
