@@ -8,6 +8,8 @@
 #
 # The locksmith modules come only from the file proxy; every other module
 # comes from the local module cache, else from the GOPROXY this shell had.
+# cmd/locksmith is served without its replace lines, as RELEASING.md tags
+# it, and installed with `go install` as the README says.
 # The checksum database is off for the locksmith paths alone. A private
 # GOMODCACHE keeps the shared cache free of the unreleased VERSION.
 set -euo pipefail
@@ -24,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== modproxy: the modules of $repo at $version"
-(cd "$tools" && go run ./modproxy -repo "$repo" -version "$version" -out "$work/proxy")
+(cd "$tools" && go run ./modproxy -repo "$repo" -version "$version" -out "$work/proxy" -dropreplace cmd/locksmith)
 
 shared_cache=$(go env GOMODCACHE)
 fallback=$(go env GOPROXY)
@@ -103,4 +105,8 @@ consumer all consumer-all \
 	"$root_path/compat/redsync/redis/rueidis" \
 	"$root_path/otel" \
 	"$root_path/redlocktest"
+echo "-- go install $root_path/cmd/locksmith@$version"
+(cd "$work" && GOBIN="$work/bin" go install "$root_path/cmd/locksmith@$version")
+"$work/bin/locksmith" --help >/dev/null
+echo "locksmith command: installed and runs"
 echo "== proxy check passed: every module resolves at $version from the proxy alone"

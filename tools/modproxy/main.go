@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	modproxy -repo DIR -version v0.1.0 [-out PROXYDIR]
+//	modproxy -repo DIR -version v0.1.0 [-out PROXYDIR] [-dropreplace DIR,...]
 //
 // The checks, each reported with the go.mod it concerns:
 //
@@ -22,7 +22,10 @@
 // serves (@v/list, .info, .mod and .zip), so that GOPROXY=file://PROXYDIR
 // resolves the modules without the replace lines of the repository. The zips
 // hold the files git tracks or would track (untracked files that .gitignore
-// does not exclude), as they are in the working tree.
+// does not exclude), as they are in the working tree. The modules named by
+// -dropreplace (directories, comma-separated) are served with a go.mod
+// without the replace lines for their siblings, as RELEASING.md tags them:
+// `go install pkg@version` refuses a module with replace lines.
 package main
 
 import (
@@ -53,8 +56,13 @@ func main() {
 	repo := flag.String("repo", ".", "root directory of the repository")
 	version := flag.String("version", "", "the release version, e.g. v0.1.0")
 	out := flag.String("out", "", "directory to write the module proxy into (none: only check)")
+	drop := flag.String("dropreplace", "", "comma-separated module directories served without replace lines")
 	flag.Parse()
-	if err := run(*repo, *version, *out); err != nil {
+	var dropDirs []string
+	if *drop != "" {
+		dropDirs = strings.Split(*drop, ",")
+	}
+	if err := run(*repo, *version, *out, dropDirs); err != nil {
 		fmt.Fprintln(os.Stderr, "modproxy:", err)
 		os.Exit(1)
 	}
@@ -70,7 +78,7 @@ type repoModule struct {
 
 func (m *repoModule) path() string { return m.file.Module.Mod.Path }
 
-func run(repo, version, out string) error {
+func run(repo, version, out string, dropDirs []string) error {
 	if !semver.IsValid(version) || semver.Canonical(version) != version {
 		return fmt.Errorf("-version %q is not a canonical semantic version", version)
 	}
@@ -95,6 +103,15 @@ func run(repo, version, out string) error {
 	stamp, err := commitTime(root)
 	if err != nil {
 		return err
+	}
+	for _, dir := range dropDirs {
+		m := byDir(mods, dir)
+		if m == nil {
+			return fmt.Errorf("-dropreplace %s: no module in that directory", dir)
+		}
+		if err := dropReplace(m, mods[0].path()); err != nil {
+			return fmt.Errorf("%s: %w", path.Join(dir, "go.mod"), err)
+		}
 	}
 	for _, m := range mods {
 		if err := writeModule(root, out, m, version, stamp); err != nil {
@@ -165,6 +182,39 @@ func loadModules(root string, files []string) ([]*repoModule, error) {
 		}
 	}
 	return mods, nil
+}
+
+func byDir(mods []*repoModule, dir string) *repoModule {
+	dir = path.Clean(dir)
+	for _, m := range mods {
+		if m.dir == dir {
+			return m
+		}
+	}
+	return nil
+}
+
+// dropReplace removes from m's go.mod the replace lines of the modules
+// below rootPath; the file served for m is then the edited one.
+func dropReplace(m *repoModule, rootPath string) error {
+	f, err := modfile.Parse("go.mod", m.gomod, nil)
+	if err != nil {
+		return err
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path == rootPath || strings.HasPrefix(r.Old.Path, rootPath+"/") {
+			if err := f.DropReplace(r.Old.Path, r.Old.Version); err != nil {
+				return err
+			}
+		}
+	}
+	f.Cleanup()
+	data, err := f.Format()
+	if err != nil {
+		return err
+	}
+	m.gomod = data
+	return nil
 }
 
 // owner returns the module whose directory holds the file name: the one
@@ -358,7 +408,11 @@ func writeModule(root, out string, m *repoModule, version string, stamp time.Tim
 		if m.dir != "." {
 			rel = strings.TrimPrefix(name, m.dir+"/")
 		}
-		files = append(files, zipFile{rel: rel, abs: filepath.Join(root, filepath.FromSlash(name))})
+		f := zipFile{rel: rel, abs: filepath.Join(root, filepath.FromSlash(name))}
+		if rel == "go.mod" {
+			f.abs = filepath.Join(dir, version+".mod") // m.gomod, edited or not
+		}
+		files = append(files, f)
 	}
 	zf, err := os.Create(filepath.Join(dir, version+".zip"))
 	if err != nil {
