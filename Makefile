@@ -5,10 +5,14 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Every directory holding a go.mod, the root module first.
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
+# The version every module is released at next (RELEASING.md).
+RELEASE := v0.1.0
+# The modules whose packages users import: their API is in api/.
+API_MODULES := $(filter-out ./bench ./cmd/locksmith ./examples ./integration ./tools,$(MODULES))
 # The integration module needs real servers and runs in test-integration.
 UNIT_MODULES := $(filter-out ./integration,$(MODULES))
 
-.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy bench bench-compare demo demo-cli
+.PHONY: all deps test test-unit test-integration chaos chaos-long lint vet staticcheck tidy proxy-check api api-check bench bench-compare demo demo-cli
 
 all: lint test
 
@@ -68,6 +72,26 @@ tidy:
 	@set -e; for m in $(MODULES); do \
 		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy would change $$m"; exit 1; }; \
 	done
+
+## proxy-check: every module at $(RELEASE), served by a module proxy on the
+## local file system made from the working tree, resolves and builds for a
+## fresh consumer outside the repository with no replace line; and the
+## modules require each other at $(RELEASE) (tools/proxycheck.sh)
+proxy-check:
+	./tools/proxycheck.sh $(RELEASE)
+
+## api: write the exported API of every public package to api/, one file
+## per package (tools/apisnap)
+api:
+	rm -rf api
+	root=$$($(GO) list -m) && cd tools && $(GO) run ./apisnap -root $$root -out ../api $(addprefix ../,$(API_MODULES))
+
+## api-check: fail when api/ is not what make api would write
+api-check:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	root=$$($(GO) list -m); \
+	(cd tools && $(GO) run ./apisnap -root $$root -out "$$tmp" $(addprefix ../,$(API_MODULES))); \
+	diff -r -u api "$$tmp" || { echo "api/ is stale: run make api and review the change"; exit 1; }
 
 ## bench: lock+unlock benchmarks of the root module (in-process nodes, or
 ## the servers in LOCKSMITH_BENCH_NODES=host:port,...)

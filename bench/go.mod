@@ -13,10 +13,10 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/gomodule/redigo v1.9.3
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
+	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
+	github.com/locksmith-go/locksmith/driver/redigo v0.1.0
+	github.com/locksmith-go/locksmith/driver/rueidis v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 )

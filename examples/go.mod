@@ -9,8 +9,8 @@ replace (
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
+	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

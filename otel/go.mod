@@ -6,7 +6,7 @@ replace github.com/locksmith-go/locksmith => ..
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -1,12 +1,12 @@
 module github.com/locksmith-go/locksmith/redlocktest
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/locksmith-go/locksmith => ../
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

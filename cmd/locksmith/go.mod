@@ -1,14 +1,14 @@
 module github.com/locksmith-go/locksmith/cmd/locksmith
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/locksmith-go/locksmith => ../..
 
 replace github.com/locksmith-go/locksmith/driver/goredis => ../../driver/goredis
 
 require (
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
+	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
 	github.com/redis/go-redis/v9 v9.17.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

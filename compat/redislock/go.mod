@@ -1,11 +1,11 @@
 module github.com/locksmith-go/locksmith/compat/redislock
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/goredis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith v0.1.0
+	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
 	github.com/redis/go-redis/v9 v9.17.3
 	go.uber.org/goleak v1.3.0
 )

@@ -1,16 +1,16 @@
 module github.com/locksmith-go/locksmith/compat/redsync/redis/redigo
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/gomodule/redigo v1.9.3
-	github.com/locksmith-go/locksmith/compat v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/redigo v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat v0.1.0
+	github.com/locksmith-go/locksmith/driver/redigo v0.1.0
 )
 
 require (
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000 // indirect
+	github.com/locksmith-go/locksmith v0.1.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 )
 

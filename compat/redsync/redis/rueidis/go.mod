@@ -1,6 +1,6 @@
 module github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis
 
-go 1.25.0
+go 1.26.0
 
 replace (
 	github.com/locksmith-go/locksmith => ../../../..
@@ -9,15 +9,15 @@ replace (
 )
 
 require (
-	github.com/locksmith-go/locksmith v0.0.0-00010101000000-000000000000 // indirect
+	github.com/locksmith-go/locksmith v0.1.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 )
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/locksmith-go/locksmith/compat v0.0.0-00010101000000-000000000000
-	github.com/locksmith-go/locksmith/driver/rueidis v0.0.0-00010101000000-000000000000
+	github.com/locksmith-go/locksmith/compat v0.1.0
+	github.com/locksmith-go/locksmith/driver/rueidis v0.1.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redis/rueidis/rueidiscompat v1.0.79
 )
