@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -310,14 +311,19 @@ func newRawScript(tb testing.TB, addrs []string) contender {
 	}
 	acquire, release := load(scripts.Acquire.Source()), load(scripts.Release.Source())
 	ttlArg := strconv.FormatInt(ttl.Milliseconds(), 10)
+	// The acquire script grants a key that already holds the caller's
+	// value (a re-sent request), so each instance needs a value of its
+	// own to exclude the others; one per instance keeps random numbers
+	// out of the floor.
+	value := rawValue + ":" + strconv.FormatUint(rand.Uint64(), 36)
 	return rawContender{
 		clients: clients,
 		acquire: func(ctx context.Context, client *redis.Client, key string) (bool, error) {
-			n, err := client.EvalSha(ctx, acquire, []string{key}, rawValue, ttlArg).Int()
+			n, err := client.EvalSha(ctx, acquire, []string{key}, value, ttlArg).Int()
 			return n == 1, err
 		},
 		release: func(ctx context.Context, client *redis.Client, key string) error {
-			return client.EvalSha(ctx, release, []string{key}, rawValue).Err()
+			return client.EvalSha(ctx, release, []string{key}, value).Err()
 		},
 	}
 }
