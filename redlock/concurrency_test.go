@@ -214,3 +214,25 @@ func TestZeroAndNilLocks(t *testing.T) {
 		})
 	}
 }
+
+// An extend round in which a quorum of nodes finds the keys gone ends the
+// lock's validity at once: another owner may take it from then on, so
+// neither ValidUntil nor Unlock may report it as held.
+func TestValidityEndsWhenAQuorumFindsTheKeysGone(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	l := mustLock(t, client, "k", time.Minute)
+	for _, s := range c.servers[:2] {
+		s.Del("k")
+	}
+	ctx := context.Background()
+	if err := l.Extend(ctx, time.Minute); !errors.Is(err, redlock.ErrNotHeld) {
+		t.Fatalf("Extend with the keys gone on 2 of 3 nodes = %v, want ErrNotHeld", err)
+	}
+	if until := l.ValidUntil(); until.After(time.Now()) {
+		t.Errorf("ValidUntil is %v ahead after a quorum found the keys gone", time.Until(until))
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, redlock.ErrExpired) {
+		t.Errorf("Unlock of a lock whose keys a quorum lost = %v, want ErrExpired", err)
+	}
+}

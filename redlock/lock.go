@@ -250,12 +250,19 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	if len(v.errs) > 0 && (l.uncertain == 0 || req.ttl < l.uncertain) {
 		l.uncertain = req.ttl
 	}
-	if granted && !l.unlocking {
+	switch n := len(c.nodes); {
+	case l.unlocking:
+	case granted:
 		l.req = req
 		if resuming {
 			l.acquired = start
 		}
 		l.setValidity(newUntil, ttl)
+	case v.refused > n-quorum.Size(n) && !resuming:
+		// Too many nodes ran the script and found the keys no longer
+		// ours for any quorum to hold them: since some moment of this
+		// round, another owner may take the lock.
+		l.setValidity(earliest(l.validUntil, start), l.ttl)
 	}
 	if !granted {
 		return c.failure("extend", req, v, validity)
@@ -319,7 +326,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	wantReleased := int64(len(req.keys))
 	v := countVotes(results, func(reply any) bool { return reply == wantReleased })
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
-	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed)
+	// The observer hears of a confirmed release of a lock that was still
+	// valid: one released after its validity was not held to the end.
+	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed && wasValid)
 	if !confirmed {
 		return c.failure("unlock", req, v, 0)
 	}
@@ -330,4 +339,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return ErrExpired
 	}
 	return nil
+}
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
