@@ -113,28 +113,40 @@ func goredisClients(tb testing.TB, addrs []string) []*redis.Client {
 
 type locksmithContender struct {
 	client *redlock.Client
+	ttl    time.Duration
 }
 
-func newLocksmith(tb testing.TB, conns []driver.Conn) contender {
+// newLocksmith returns locksmith over conns, taking locks for ttl.
+func newLocksmith(tb testing.TB, conns []driver.Conn, ttl time.Duration) contender {
 	tb.Helper()
 	client, err := redlock.New(conns, redlock.WithReleaseNotifications(true))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return locksmithContender{client}
+	return locksmithContender{client, ttl}
 }
 
 func newLocksmithGoredis(tb testing.TB, addrs []string) contender {
 	tb.Helper()
-	var conns []driver.Conn
-	for _, client := range goredisClients(tb, addrs) {
-		conns = append(conns, goredisdriver.New(client))
+	return newLocksmith(tb, goredisConns(goredisClients(tb, addrs)), ttl)
+}
+
+func goredisConns(clients []*redis.Client) []driver.Conn {
+	conns := make([]driver.Conn, len(clients))
+	for i, client := range clients {
+		conns[i] = goredisdriver.New(client)
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
 	tb.Helper()
+	return newLocksmith(tb, redigoConns(tb, addrs), ttl)
+}
+
+// redigoConns returns a redigo adapter per address, over pools closed
+// when tb ends.
+func redigoConns(tb testing.TB, addrs []string) []driver.Conn {
 	var conns []driver.Conn
 	for _, addr := range addrs {
 		pool := &redigo.Pool{
@@ -148,10 +160,17 @@ func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
 		tb.Cleanup(func() { pool.Close() })
 		conns = append(conns, redigodriver.New(pool))
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	return newLocksmith(tb, rueidisConns(tb, addrs), ttl)
+}
+
+// rueidisConns returns a rueidis adapter per address, over clients closed
+// when tb ends.
+func rueidisConns(tb testing.TB, addrs []string) []driver.Conn {
 	tb.Helper()
 	var conns []driver.Conn
 	for _, addr := range addrs {
@@ -167,16 +186,16 @@ func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
 		tb.Cleanup(client.Close)
 		conns = append(conns, rueidisdriver.New(client))
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
 	var lock *redlock.Lock
 	var err error
 	if wait {
-		lock, err = c.client.Lock(ctx, key, ttl)
+		lock, err = c.client.Lock(ctx, key, c.ttl)
 	} else {
-		lock, err = c.client.TryLock(ctx, key, ttl)
+		lock, err = c.client.TryLock(ctx, key, c.ttl)
 	}
 	if err != nil {
 		var qe *redlock.QuorumError
@@ -192,24 +211,27 @@ func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn 
 // redsync
 
 type redsyncContender struct {
-	rs     *redsync.Redsync
-	expiry redsync.Option
+	rs   *redsync.Redsync
+	opts []redsync.Option // made once: each call would allocate
 }
 
 func newRedsync(tb testing.TB, addrs []string) contender {
 	tb.Helper()
+	return newRedsyncOver(goredisClients(tb, addrs), redsync.WithExpiry(ttl))
+}
+
+// newRedsyncOver returns redsync over clients, making its mutexes with
+// opts.
+func newRedsyncOver(clients []*redis.Client, opts ...redsync.Option) contender {
 	var pools []redsyncredis.Pool
-	for _, client := range goredisClients(tb, addrs) {
+	for _, client := range clients {
 		pools = append(pools, redsyncgoredis.NewPool(client))
 	}
-	return redsyncContender{
-		rs:     redsync.New(pools...),
-		expiry: redsync.WithExpiry(ttl), // made once: each call would allocate
-	}
+	return redsyncContender{rs: redsync.New(pools...), opts: opts}
 }
 
 func (c redsyncContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
-	mutex := c.rs.NewMutex(key, c.expiry)
+	mutex := c.rs.NewMutex(key, c.opts...)
 	var err error
 	if wait {
 		err = mutex.LockContext(ctx)
