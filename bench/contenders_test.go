@@ -312,6 +312,9 @@ func newRaw(tb testing.TB, addrs []string) contender {
 
 // raw-script: the floor of a lock taken with scripts
 
+// rawScriptInstances numbers the raw-script contenders made.
+var rawScriptInstances atomic.Int64
+
 // newRawScript returns the raw floor with locksmith's own acquire and
 // release scripts in place of SET NX and DEL, sent with EVALSHA and no
 // library: what Redis costs to run them, next to the plain commands.
@@ -332,14 +335,18 @@ func newRawScript(tb testing.TB, addrs []string) contender {
 	}
 	acquire, release := load(scripts.Acquire.Source()), load(scripts.Release.Source())
 	ttlArg := strconv.FormatInt(ttl.Milliseconds(), 10)
+	// The acquire script grants a lock that already holds the caller's
+	// value, so each instance needs a value of its own for two instances
+	// to exclude each other; it is still made once, not per lock.
+	value := rawValue + ":" + strconv.FormatInt(rawScriptInstances.Add(1), 10)
 	return rawContender{
 		clients: clients,
 		acquire: func(ctx context.Context, client *redis.Client, key string) (bool, error) {
-			n, err := client.EvalSha(ctx, acquire, []string{key}, rawValue, ttlArg).Int()
+			n, err := client.EvalSha(ctx, acquire, []string{key}, value, ttlArg).Int()
 			return n == 1, err
 		},
 		release: func(ctx context.Context, client *redis.Client, key string) error {
-			return client.EvalSha(ctx, release, []string{key}, rawValue).Err()
+			return client.EvalSha(ctx, release, []string{key}, value).Err()
 		},
 	}
 }
