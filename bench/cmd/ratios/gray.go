@@ -94,7 +94,7 @@ func (r *results) grayVerdict(bench benchmark, lib string) string {
 	if failed, ok := r.median(bench, lib, "failed/op"); !ok {
 		misses = append(misses, "no failed/op")
 	} else if failed > 0 {
-		misses = append(misses, fmt.Sprintf("%.0f%% failed", failed*100))
+		misses = append(misses, fmt.Sprintf("%.1f%% failed", failed*100))
 	}
 	if v, ok := r.ratioAcross(bench, lib, grayHealthy, lib, "p99-ms"); !ok {
 		misses = append(misses, "no healthy p99")
@@ -143,5 +143,5 @@ func percent(v float64, ok bool) string {
 	if !ok {
 		return "-\t"
 	}
-	return fmt.Sprintf("%.0f%%\t", v*100)
+	return fmt.Sprintf("%.1f%%\t", v*100)
 }

@@ -90,7 +90,7 @@ func TestGrayReport(t *testing.T) {
 	if got := r.grayVerdict(stopped, "locksmith"); got != "met" {
 		t.Errorf("verdict for locksmith at 1.45x healthy and 0.03x redsync = %q, want met", got)
 	}
-	if got, want := r.grayVerdict(stopped, "locksmith-rueidis"), "MISSED: 50% failed, 27.50x healthy, 1.10x redsync"; got != want {
+	if got, want := r.grayVerdict(stopped, "locksmith-rueidis"), "MISSED: 50.0% failed, 27.50x healthy, 1.10x redsync"; got != want {
 		t.Errorf("verdict for locksmith-rueidis = %q, want %q", got, want)
 	}
 	if got, want := r.grayVerdict("BenchmarkGray/scenario=slow", "locksmith"), "MISSED: no failed/op, no healthy p99, no redsync p99"; got != want {
