@@ -99,7 +99,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./redlock/...
 
 ## bench-compare: locksmith side by side with redsync, redislock and the raw
-## Redis floor on redis-server processes it starts; results in bench/results/
+## Redis floor on redis-server processes it starts, healthy and with one node
+## stopped, slow or refusing (BenchmarkGray); results in bench/results/
 bench-compare: deps
 	./bench/run.sh
 

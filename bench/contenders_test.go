@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"sync"
@@ -114,28 +113,40 @@ func goredisClients(tb testing.TB, addrs []string) []*redis.Client {
 
 type locksmithContender struct {
 	client *redlock.Client
+	ttl    time.Duration
 }
 
-func newLocksmith(tb testing.TB, conns []driver.Conn) contender {
+// newLocksmith returns locksmith over conns, taking locks for ttl.
+func newLocksmith(tb testing.TB, conns []driver.Conn, ttl time.Duration) contender {
 	tb.Helper()
 	client, err := redlock.New(conns, redlock.WithReleaseNotifications(true))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return locksmithContender{client}
+	return locksmithContender{client, ttl}
 }
 
 func newLocksmithGoredis(tb testing.TB, addrs []string) contender {
 	tb.Helper()
-	var conns []driver.Conn
-	for _, client := range goredisClients(tb, addrs) {
-		conns = append(conns, goredisdriver.New(client))
+	return newLocksmith(tb, goredisConns(goredisClients(tb, addrs)), ttl)
+}
+
+func goredisConns(clients []*redis.Client) []driver.Conn {
+	conns := make([]driver.Conn, len(clients))
+	for i, client := range clients {
+		conns[i] = goredisdriver.New(client)
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
 	tb.Helper()
+	return newLocksmith(tb, redigoConns(tb, addrs), ttl)
+}
+
+// redigoConns returns a redigo adapter per address, over pools closed
+// when tb ends.
+func redigoConns(tb testing.TB, addrs []string) []driver.Conn {
 	var conns []driver.Conn
 	for _, addr := range addrs {
 		pool := &redigo.Pool{
@@ -149,10 +160,17 @@ func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
 		tb.Cleanup(func() { pool.Close() })
 		conns = append(conns, redigodriver.New(pool))
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	return newLocksmith(tb, rueidisConns(tb, addrs), ttl)
+}
+
+// rueidisConns returns a rueidis adapter per address, over clients closed
+// when tb ends.
+func rueidisConns(tb testing.TB, addrs []string) []driver.Conn {
 	tb.Helper()
 	var conns []driver.Conn
 	for _, addr := range addrs {
@@ -168,16 +186,16 @@ func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
 		tb.Cleanup(client.Close)
 		conns = append(conns, rueidisdriver.New(client))
 	}
-	return newLocksmith(tb, conns)
+	return conns
 }
 
 func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
 	var lock *redlock.Lock
 	var err error
 	if wait {
-		lock, err = c.client.Lock(ctx, key, ttl)
+		lock, err = c.client.Lock(ctx, key, c.ttl)
 	} else {
-		lock, err = c.client.TryLock(ctx, key, ttl)
+		lock, err = c.client.TryLock(ctx, key, c.ttl)
 	}
 	if err != nil {
 		var qe *redlock.QuorumError
@@ -193,24 +211,27 @@ func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn 
 // redsync
 
 type redsyncContender struct {
-	rs     *redsync.Redsync
-	expiry redsync.Option
+	rs   *redsync.Redsync
+	opts []redsync.Option // made once: each call would allocate
 }
 
 func newRedsync(tb testing.TB, addrs []string) contender {
 	tb.Helper()
+	return newRedsyncOver(goredisClients(tb, addrs), redsync.WithExpiry(ttl))
+}
+
+// newRedsyncOver returns redsync over clients, making its mutexes with
+// opts.
+func newRedsyncOver(clients []*redis.Client, opts ...redsync.Option) contender {
 	var pools []redsyncredis.Pool
-	for _, client := range goredisClients(tb, addrs) {
+	for _, client := range clients {
 		pools = append(pools, redsyncgoredis.NewPool(client))
 	}
-	return redsyncContender{
-		rs:     redsync.New(pools...),
-		expiry: redsync.WithExpiry(ttl), // made once: each call would allocate
-	}
+	return redsyncContender{rs: redsync.New(pools...), opts: opts}
 }
 
 func (c redsyncContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
-	mutex := c.rs.NewMutex(key, c.expiry)
+	mutex := c.rs.NewMutex(key, c.opts...)
 	var err error
 	if wait {
 		err = mutex.LockContext(ctx)
@@ -291,6 +312,9 @@ func newRaw(tb testing.TB, addrs []string) contender {
 
 // raw-script: the floor of a lock taken with scripts
 
+// rawScriptInstances numbers the raw-script contenders made.
+var rawScriptInstances atomic.Int64
+
 // newRawScript returns the raw floor with locksmith's own acquire and
 // release scripts in place of SET NX and DEL, sent with EVALSHA and no
 // library: what Redis costs to run them, next to the plain commands.
@@ -311,11 +335,10 @@ func newRawScript(tb testing.TB, addrs []string) contender {
 	}
 	acquire, release := load(scripts.Acquire.Source()), load(scripts.Release.Source())
 	ttlArg := strconv.FormatInt(ttl.Milliseconds(), 10)
-	// The acquire script grants a key that already holds the caller's
-	// value (a re-sent request), so each instance needs a value of its
-	// own to exclude the others; one per instance keeps random numbers
-	// out of the floor.
-	value := rawValue + ":" + strconv.FormatUint(rand.Uint64(), 36)
+	// The acquire script grants a lock that already holds the caller's
+	// value, so each instance needs a value of its own for two instances
+	// to exclude each other; it is still made once, not per lock.
+	value := rawValue + ":" + strconv.FormatInt(rawScriptInstances.Add(1), 10)
 	return rawContender{
 		clients: clients,
 		acquire: func(ctx context.Context, client *redis.Client, key string) (bool, error) {

@@ -47,4 +47,16 @@
 // release notifications on (the default) and off (lib=locksmith-polling);
 // besides ns/op it reports the hand-off latency (p50-ms, p99-ms, max-ms),
 // handoffs/s and the longest wait of any one Lock call (max-wait-ms).
+//
+// BenchmarkGray times lock+unlock on 5 nodes while the first is healthy,
+// stopped with SIGSTOP, 50 ms slower to reply (through an in-process proxy,
+// internal/faultproxy) or refusing connections (the proxy's port closed),
+// from 4 goroutines on keys used once each, and reports the per-call p50,
+// p99 and max. Its locks live for 2 s, at which every contender waits
+// 100 ms for one node: the defaults of locksmith and redsync, the go-redis
+// clients' timeouts and the raw floor's deadline. Besides the locksmith
+// variants it runs redsync with its defaults and with WithFailFast(true),
+// and a raw floor whose SET NX and DEL rounds end once a majority has
+// answered. run.sh runs it apart, for a fixed number of calls (see
+// README.md).
 package bench

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // TestContendersExclude checks that every contender really locks: while
@@ -27,20 +29,7 @@ func TestContendersExclude(t *testing.T) {
 				first, second := spec.new(t, addrs[:n]), spec.new(t, addrs[:n])
 				key := fmt.Sprintf("exclusion:%s:%d", spec.name, n)
 
-				err := first.hold(ctx, key, false, func() {
-					if got, want := nodesHolding(t, inspect, key), n/2+1; got < want {
-						t.Errorf("while held, %d of %d nodes have the key, want at least %d", got, n, want)
-					}
-					err := second.hold(ctx, key, false, func() {
-						t.Error("a second owner acquired a held lock")
-					})
-					if !errors.Is(err, errNotAcquired) {
-						t.Errorf("second owner's attempt: got %v, want an error matching %v", err, errNotAcquired)
-					}
-				})
-				if err != nil {
-					t.Fatalf("first owner: %v", err)
-				}
+				checkHeldExcludes(t, first, second, inspect, key)
 				if got := nodesHolding(t, inspect, key); got != 0 {
 					t.Errorf("after release %d nodes still have the key, want 0", got)
 				}
@@ -54,6 +43,28 @@ func TestContendersExclude(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// checkHeldExcludes has first hold key and checks, while it does, that a
+// majority of the nodes behind inspect have the key and that second cannot
+// take it.
+func checkHeldExcludes(t *testing.T, first, second contender, inspect []*redis.Client, key string) {
+	t.Helper()
+	n := len(inspect)
+	err := first.hold(context.Background(), key, false, func() {
+		if got, want := nodesHolding(t, inspect, key), n/2+1; got < want {
+			t.Errorf("while held, %d of %d nodes have the key, want at least %d", got, n, want)
+		}
+		err := second.hold(context.Background(), key, false, func() {
+			t.Error("a second owner acquired a held lock")
+		})
+		if !errors.Is(err, errNotAcquired) {
+			t.Errorf("second owner's attempt: got %v, want an error matching %v", err, errNotAcquired)
+		}
+	})
+	if err != nil {
+		t.Fatalf("first owner: %v", err)
 	}
 }
 
@@ -89,4 +100,35 @@ func nodesHolding(t *testing.T, clients []*redis.Client, key string) int {
 		count += int(n)
 	}
 	return count
+}
+
+// TestGrayContendersExclude checks BenchmarkGray's contenders on its five
+// healthy nodes: while one instance holds a key, a majority of the nodes
+// have it and a second instance cannot take it; once it is released the
+// second gets it. (Nodes that release in the background may still hold the
+// key for a moment, so the count after release is not checked.)
+func TestGrayContendersExclude(t *testing.T) {
+	ctx := context.Background()
+	inspect := goredisClients(t, addrs[:grayNodes])
+	for _, spec := range grayContenders {
+		t.Run("lib="+spec.name, func(t *testing.T) {
+			first, second := spec.new(t, addrs[:grayNodes]), spec.new(t, addrs[:grayNodes])
+			key := "exclusion:gray:" + spec.name
+			checkHeldExcludes(t, first, second, inspect, key)
+			acquired := false
+			if err := second.hold(ctx, key, false, func() { acquired = true }); err != nil || !acquired {
+				t.Errorf("second owner after release: acquired %v, error %v; want acquired, nil", acquired, err)
+			}
+		})
+	}
+}
+
+// TestGrayNodeTimeout checks that locksmith's default per-node timeout at
+// grayTTL is the grayNodeTimeout every other contender is given.
+func TestGrayNodeTimeout(t *testing.T) {
+	got := time.Duration(float64(grayTTL) * redlock.DefaultNodeTimeoutFraction)
+	got = min(max(got, redlock.DefaultNodeTimeoutMin), redlock.DefaultNodeTimeoutMax)
+	if got != grayNodeTimeout {
+		t.Errorf("locksmith's default node timeout at a TTL of %v is %v, want grayNodeTimeout %v", grayTTL, got, grayNodeTimeout)
+	}
 }

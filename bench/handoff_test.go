@@ -87,7 +87,7 @@ func newLocksmithPolling(tb testing.TB, addrs []string) contender {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return locksmithContender{client}
+	return locksmithContender{client, ttl}
 }
 
 // redislockWaiting is bsm/redislock retrying every 100 ms until it has the

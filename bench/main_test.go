@@ -15,15 +15,19 @@ import (
 // the first N.
 const maxNodes = 5
 
-// addrs are the addresses of the servers TestMain started.
-var addrs []string
+// servers are the servers TestMain started, and addrs their addresses.
+var (
+	servers []*redisproc.Server
+	addrs   []string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	servers, err := redisproc.Start(context.Background(), maxNodes)
+	var err error
+	servers, err = redisproc.Start(context.Background(), maxNodes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1

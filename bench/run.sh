@@ -2,18 +2,28 @@
 # run.sh: the side-by-side benchmarks of locksmith, go-redsync/redsync,
 # bsm/redislock and the raw Redis floor (make bench-compare).
 #
-# Builds the bench module, runs every benchmark COUNT times against
-# redis-server processes the benchmarks start themselves, and keeps in
-# results/:
+# Builds the bench module, runs every benchmark but BenchmarkGray COUNT
+# times against redis-server processes the benchmarks start themselves, then
+# BenchmarkGray (gray failures: its calls wait on node timeouts, so it runs
+# a fixed number of calls, GRAY_COUNT times), and keeps in results/:
 #   <date>-<commit>.txt            the machine description and the raw output
 #   <date>-<commit>.benchstat.txt  the benchstat table
 #   <date>-<commit>.by-lib.txt     benchstat with one column per library and
 #                                  the significance of each difference
 #   <date>-<commit>.ratios.txt     the ratio table (cmd/ratios)
-# then prints the two tables and the wall time.
+#   <date>-<commit>.gray.txt       the machine description and the raw
+#                                  output of BenchmarkGray
+#   <date>-<commit>.gray-table.txt its table of p50/p99/max and the goal
+#                                  per row (cmd/ratios)
+# then prints the tables and the wall time.
 #
 # Environment: COUNT (default 6), BENCHTIME (default 1s), BENCH (a -bench
-# pattern, default all). Timings are reported, never asserted.
+# pattern, default all; none skips these benchmarks), GRAY (a pattern of
+# BenchmarkGray's sub-benchmarks, as stopped or /lib=redsync$, default all;
+# none skips it), GRAY_BENCHTIME (default 200x: calls per scenario and
+# contender) and GRAY_COUNT (default 1). BENCH=none ./run.sh runs
+# BenchmarkGray alone, in 72 s on 2 busy cores while rounds wait for the
+# slowest node. Timings are reported, never asserted.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +32,9 @@ cd "$here"
 count=${COUNT:-6}
 benchtime=${BENCHTIME:-1s}
 pattern=${BENCH:-.}
+gray=${GRAY:-.}
+gray_benchtime=${GRAY_BENCHTIME:-200x}
+gray_count=${GRAY_COUNT:-1}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 start=$(date +%s)
@@ -45,36 +58,55 @@ raw=results/$stamp-$commit.txt
 table=results/$stamp-$commit.benchstat.txt
 bylib=results/$stamp-$commit.by-lib.txt
 ratios=results/$stamp-$commit.ratios.txt
+grayraw=results/$stamp-$commit.gray.txt
+graytable=results/$stamp-$commit.gray-table.txt
 
 echo "== building"
 go build ./...
 go vet ./...
 
-# The machine description, as configuration lines that benchstat keeps.
-{
+# describe prints the machine description, as configuration lines that
+# benchstat keeps, for a run with benchtime $1.
+describe() {
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "commit: $commit"
 	echo "go-version: $(go version)"
 	echo "nproc: $(nproc)"
 	echo "cpu-model: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "redis-server: $(redis-server --version)"
-	echo "benchtime: $benchtime"
+	echo "benchtime: $1"
 	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
-} >"$raw"
+}
 
-echo "== go test -bench $pattern -benchtime $benchtime -count $count (raw output in bench/$raw)"
-go test -run '^$' -bench "$pattern" -benchmem -benchtime "$benchtime" -count "$count" -timeout 60m . | tee -a "$raw"
-echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
+if [[ $pattern != none ]]; then
+	describe "$benchtime" >"$raw"
+	echo "== go test -bench $pattern -benchtime $benchtime -count $count (raw output in bench/$raw)"
+	go test -run '^$' -bench "$pattern" -skip '^BenchmarkGray$' -benchmem -benchtime "$benchtime" -count "$count" -timeout 60m . | tee -a "$raw"
+	echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 
-go run "$benchstat" "$raw" >"$table"
-go run "$benchstat" -col /lib -row .name,/mode,/nodes "$raw" >"$bylib"
-go run ./cmd/ratios "$raw" >"$ratios"
+	go run "$benchstat" "$raw" >"$table"
+	go run "$benchstat" -col /lib -row .name,/mode,/nodes "$raw" >"$bylib"
+	go run ./cmd/ratios "$raw" >"$ratios"
 
-echo
-echo "== benchstat"
-cat "$table"
-echo
-echo "== ratios"
-cat "$ratios"
-echo
+	echo
+	echo "== benchstat"
+	cat "$table"
+	echo
+	echo "== ratios"
+	cat "$ratios"
+	echo
+fi
+
+if [[ $gray != none ]]; then
+	describe "$gray_benchtime" >"$grayraw"
+	echo "== go test -bench BenchmarkGray/$gray -benchtime $gray_benchtime -count $gray_count (raw output in bench/$grayraw)"
+	go test -run '^$' -bench "^BenchmarkGray\$/$gray" -benchtime "$gray_benchtime" -count "$gray_count" -timeout 30m . | tee -a "$grayraw"
+	echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$grayraw"
+	go run ./cmd/ratios "$grayraw" >"$graytable"
+
+	echo
+	echo "== gray failures"
+	cat "$graytable"
+	echo
+fi
 echo "== bench-compare finished in $(($(date +%s) - start))s; results in bench/results/$stamp-$commit.*"

@@ -7,6 +7,10 @@
 // locksmith (over go-redis, the client every contender shares) meets the
 // project's targets.
 //
+// The results of BenchmarkGray get a table of their own instead (see
+// reportGray): per scenario and contender, the per-call p50, p99 and max,
+// and whether each locksmith variant meets the gray-failure goal.
+//
 // Usage:
 //
 //	ratios [file ...]
@@ -157,35 +161,54 @@ func (r *results) median(bench benchmark, lib, unit string) (float64, bool) {
 // ratio returns median(lib) / median(base), and false when either is
 // missing or the base is 0.
 func (r *results) ratio(bench benchmark, lib, base, unit string) (float64, bool) {
-	num, ok := r.median(bench, lib, unit)
-	if !ok {
-		return 0, false
-	}
-	den, ok := r.median(bench, base, unit)
-	if !ok || den == 0 {
-		return 0, false
-	}
-	return num / den, true
+	return r.ratioAcross(bench, lib, bench, base, unit)
 }
 
 // locksmithLibs returns the locksmith variants found, "locksmith" first.
 func (r *results) locksmithLibs() []string {
 	var libs []string
 	for _, lib := range r.libs {
-		if lib == "locksmith" || strings.HasPrefix(lib, "locksmith-") {
+		if isLocksmith(lib) {
 			libs = append(libs, lib)
 		}
 	}
 	return libs
 }
 
+// report prints the ratio tables of the benchmarks other than
+// BenchmarkGray, then the table of BenchmarkGray, each only when the input
+// has results for it.
 func report(w io.Writer, r *results) error {
+	var gray, others []benchmark
+	for _, bench := range r.order {
+		if isGray(bench) {
+			gray = append(gray, bench)
+		} else {
+			others = append(others, bench)
+		}
+	}
+	if len(others) > 0 {
+		if err := reportRatios(w, r, others); err != nil {
+			return err
+		}
+	}
+	if len(gray) > 0 {
+		if len(others) > 0 {
+			fmt.Fprintln(w)
+		}
+		return reportGray(w, r, gray)
+	}
+	return nil
+}
+
+// reportRatios prints, for benches, the ratio tables and the targets.
+func reportRatios(w io.Writer, r *results, benches []benchmark) error {
 	fmt.Fprintln(w, "Ratios of medians, locksmith / other: below 1, locksmith is cheaper.")
 	for _, base := range baselines {
 		fmt.Fprintf(w, "\nlocksmith / %s\n", base)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "benchmark\tlib\t"+strings.Join(units, "\t")+"\t")
-		for _, bench := range r.order {
+		for _, bench := range benches {
 			if _, ok := r.values[bench][base]; !ok {
 				continue
 			}

@@ -67,3 +67,60 @@ func TestRatios(t *testing.T) {
 		}
 	}
 }
+
+const graySample = `BenchmarkGray/scenario=healthy/lib=locksmith-2         	 200	 1000000 ns/op	 0 failed/op	 3 max-ms	 1.0 p50-ms	 2.0 p99-ms
+BenchmarkGray/scenario=healthy/lib=locksmith-rueidis-2 	 200	 1000000 ns/op	 0 failed/op	 3 max-ms	 1.0 p50-ms	 4.0 p99-ms
+BenchmarkGray/scenario=healthy/lib=redsync-2           	 200	 1000000 ns/op	 0 failed/op	 3 max-ms	 1.0 p50-ms	 2.0 p99-ms
+BenchmarkGray/scenario=stopped/lib=locksmith-2         	 200	 1000000 ns/op	 0 failed/op	 9 max-ms	 2.0 p50-ms	 2.5 p99-ms
+BenchmarkGray/scenario=stopped/lib=locksmith-2         	 200	 1000000 ns/op	 0 failed/op	 9 max-ms	 2.0 p50-ms	 3.5 p99-ms
+BenchmarkGray/scenario=stopped/lib=locksmith-2         	 200	 1000000 ns/op	 0 failed/op	 9 max-ms	 2.0 p50-ms	 2.9 p99-ms
+BenchmarkGray/scenario=stopped/lib=locksmith-rueidis-2 	 200	 1000000 ns/op	 0.5 failed/op	 9 max-ms	 2.0 p50-ms	 110 p99-ms
+BenchmarkGray/scenario=stopped/lib=redsync-2           	 200	 1000000 ns/op	 0 failed/op	 200 max-ms	 101 p50-ms	 100 p99-ms
+`
+
+func TestGrayReport(t *testing.T) {
+	r := newResults()
+	if err := r.parse(strings.NewReader(graySample)); err != nil {
+		t.Fatal(err)
+	}
+	stopped := benchmark("BenchmarkGray/scenario=stopped")
+	if got, ok := r.ratioAcross(stopped, "locksmith", grayHealthy, "locksmith", "p99-ms"); !ok || got != 1.45 {
+		t.Errorf("stopped p99 / healthy p99 of locksmith = %v, %v; want 1.45 (the median 2.9 / 2), true", got, ok)
+	}
+	if got := r.grayVerdict(stopped, "locksmith"); got != "met" {
+		t.Errorf("verdict for locksmith at 1.45x healthy and 0.03x redsync = %q, want met", got)
+	}
+	if got, want := r.grayVerdict(stopped, "locksmith-rueidis"), "MISSED: 50.0% failed, 27.50x healthy, 1.10x redsync"; got != want {
+		t.Errorf("verdict for locksmith-rueidis = %q, want %q", got, want)
+	}
+	if got, want := r.grayVerdict("BenchmarkGray/scenario=slow", "locksmith"), "MISSED: no failed/op, no healthy p99, no redsync p99"; got != want {
+		t.Errorf("verdict with no data = %q, want %q", got, want)
+	}
+
+	var out strings.Builder
+	if err := report(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p99/redsync-failfast", "Goal met on 1 of 2 locksmith rows"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "Ratios of medians") {
+		t.Errorf("report of gray results only has the ratio tables:\n%s", out.String())
+	}
+}
+
+func TestReportWithoutGray(t *testing.T) {
+	r := newResults()
+	if err := r.parse(strings.NewReader(sample)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := report(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "Gray failures") {
+		t.Errorf("report without gray results has a gray table:\n%s", out.String())
+	}
+}

@@ -165,6 +165,26 @@ func ping(ctx context.Context, addr string) error {
 	return nil
 }
 
+// Pause stops the server with SIGSTOP: it keeps its port and the kernel
+// keeps accepting connections into its backlog, but nothing is answered
+// until [Server.Resume]. A paused server can still be stopped.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again with SIGCONT.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	select {
+	case <-s.done:
+		return fmt.Errorf("redisproc: redis-server on %s has exited", s.addr)
+	default:
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("redisproc: %v to redis-server on %s: %w", sig, s.addr, err)
+	}
+	return nil
+}
+
 // Stop kills the server, waits for it to exit and removes its directory.
 // It may be called more than once.
 func (s *Server) Stop() error {
