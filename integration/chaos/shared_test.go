@@ -169,9 +169,11 @@ type sighting struct {
 // but not yet returned: an Extend may shorten the keys as soon as it
 // begins, and only once it returned must ValidUntil tell of it. The window
 // ends at the first moment that trust has passed; a later read that
-// promises more does not reopen it. When the trust has not passed by the
-// last sighting, the result is the trust then held, which may lie beyond
-// it.
+// promises more does not reopen it, and a read that finds the validity
+// already passed ends the window at that validity, not at the read (a
+// lock granted with its validity gone by the time Lock returned has an
+// empty window). When the trust has not passed by the last sighting, the
+// result is the trust then held, which may lie beyond it.
 //
 // So a ValidUntil that outlives the nodes' keys (the later of two
 // concurrent Extends overwriting the validity of the one the nodes kept)
@@ -191,10 +193,18 @@ func trustedUntil(acquired time.Duration, seen []sighting) time.Duration {
 		}
 		return t
 	}
-	from := seen[0].At // when the current trust began
+	// held is the last sighting at which the holders still trusted the
+	// lock on what they had learned before it. The first sighting has
+	// nothing before it: a lock whose validity had passed before Lock
+	// returned has an empty window.
+	held := acquired
 	for i, s := range seen {
-		if t := trust(); i > 0 && t <= s.At {
-			return max(acquired, from, t)
+		if i > 0 {
+			t := trust()
+			if t <= s.At {
+				return max(acquired, held, t)
+			}
+			held = s.At
 		}
 		switch s.Kind {
 		case validityRead:
@@ -205,9 +215,8 @@ func trustedUntil(acquired time.Duration, seen []sighting) time.Duration {
 			delete(pending, s.Extend)
 			latest = s.Until
 		}
-		from = s.At
 	}
-	return max(acquired, from, trust())
+	return max(acquired, held, trust())
 }
 
 // sharedView collects the sightings of one shared Lock. It is safe for
