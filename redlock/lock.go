@@ -250,7 +250,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	if len(v.errs) > 0 && (l.uncertain == 0 || req.ttl < l.uncertain) {
 		l.uncertain = req.ttl
 	}
-	switch n := len(c.nodes); {
+	switch {
 	case l.unlocking:
 	case granted:
 		l.req = req
@@ -258,7 +258,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 			l.acquired = start
 		}
 		l.setValidity(newUntil, ttl)
-	case v.refused > n-quorum.Size(n) && !resuming:
+	case quorum.Gone(v.refused, len(c.nodes)) && !resuming:
 		// Too many nodes ran the script and found the keys no longer
 		// ours for any quorum to hold them: since some moment of this
 		// round, another owner may take the lock.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/quorum"
 )
 
 // Do acquires a lock on key for ttl as Lock does, calls fn while holding
@@ -377,19 +379,19 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 		return errStopped
 	}
 	defer l.endTurn()
-	l.mu.Lock()
-	req, until, ttl, unlocking := l.req, l.validUntil, l.ttl, l.unlocking
-	l.mu.Unlock()
-	switch {
-	case unlocking:
+	switch deadline, ok := r.lossDeadline(); {
+	case !ok:
 		return ErrReleased
-	case !time.Now().Before(l.client.cfg.lossDeadline(until, ttl)):
+	case !time.Now().Before(deadline):
 		// Past the loss deadline the lock counts as lost even if the
 		// timer that says so has not run yet: renewing it would hand a
 		// caller who may already have stopped a lock it does not know of.
 		r.lost(r.lossCause())
 		return errStopped
 	}
+	l.mu.Lock()
+	req := l.req
+	l.mu.Unlock()
 	return l.extend(context.WithoutCancel(r.ctx), req)
 }
 
@@ -397,7 +399,7 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 // could still hold the lock for any retry to win it back.
 func isGone(err error) bool {
 	var qe *QuorumError
-	return errors.As(err, &qe) && qe.Granted+len(qe.Errors) < qe.Quorum
+	return errors.As(err, &qe) && quorum.Gone(qe.Refused, qe.Nodes)
 }
 
 // holdLimit returns when renewal must stop for a bound of WithMaxHold or

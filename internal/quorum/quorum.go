@@ -32,6 +32,13 @@ func Validity(ttl, elapsed, drift time.Duration) time.Duration {
 	return ttl - elapsed - drift
 }
 
+// Gone reports whether refused nodes of n answering that they do not hold
+// a lock leave too few for any quorum to hold it: another owner may take
+// it, and no retry of the round can win it back.
+func Gone(refused, n int) bool {
+	return refused > n-Size(n)
+}
+
 // Granted reports whether a round with votes nodes in favour, out of n,
 // and the given validity grants the lock.
 func Granted(votes, n int, validity time.Duration) bool {

@@ -65,3 +65,20 @@ func TestValidityAndGranted(t *testing.T) {
 		})
 	}
 }
+
+func TestGone(t *testing.T) {
+	tests := []struct {
+		refused, nodes int
+		want           bool
+	}{
+		{0, 1, false}, {1, 1, true},
+		{1, 3, false}, {2, 3, true}, {3, 3, true},
+		{2, 5, false}, {3, 5, true},
+		{1, 4, false}, {2, 4, true},
+	}
+	for _, tt := range tests {
+		if got := Gone(tt.refused, tt.nodes); got != tt.want {
+			t.Errorf("Gone(%d, %d) = %v, want %v", tt.refused, tt.nodes, got, tt.want)
+		}
+	}
+}
