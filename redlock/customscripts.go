@@ -88,7 +88,6 @@ func (c *config) scriptUses() [3]*scriptUse {
 
 // buildScripts makes the scripts of the Client from the script options.
 func (c *config) buildScripts() error {
-	anyCustom := false
 	for kind, def := range defaultScripts {
 		use := scriptUse{script: def}
 		if c.scriptSet[kind] {
@@ -103,7 +102,6 @@ func (c *config) buildScripts() error {
 			}
 			if src != def.Source() {
 				use = scriptUse{script: scripts.New("custom "+name, src), custom: true}
-				anyCustom = true
 			}
 		}
 		*c.scriptUses()[kind] = use
@@ -111,7 +109,7 @@ func (c *config) buildScripts() error {
 	switch {
 	case c.extraKeysSet && c.extraKeys == nil:
 		return invalidf("nil extra keys function")
-	case (c.extraKeysSet || c.extraArgsSet) && !anyCustom:
+	case (c.extraKeysSet || c.extraArgsSet) && !c.anyCustomScript():
 		return invalidf("extra keys or arguments are only passed to custom scripts, and every script is the default")
 	case c.fencing && c.acquire.custom:
 		return invalidf("a custom acquire script cannot be combined with WithFencing")
