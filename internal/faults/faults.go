@@ -144,10 +144,12 @@ func (c *Conn) OnCall(hook func(method string)) {
 // Calls returns how many calls reached the wrapper.
 func (c *Conn) Calls() int64 { return c.calls.Load() }
 
-func (c *Conn) settings() (mode Mode, delay time.Duration, noScript bool, hook func(string)) {
+// settings returns what applies to every call whatever its fault: the
+// script amnesia of ForgetScripts and the hook of OnCall.
+func (c *Conn) settings() (noScript bool, hook func(string)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mode, c.delay, c.noScript, c.hook
+	return c.noScript, c.hook
 }
 
 // fault returns what the call of method does.
@@ -165,7 +167,7 @@ func (c *Conn) fault(method string) (f Fault, lateBy time.Duration) {
 // with the given context.
 func (c *Conn) do(ctx context.Context, method string, forward func(ctx context.Context) (any, error)) (any, error) {
 	c.calls.Add(1)
-	if _, _, _, hook := c.settings(); hook != nil {
+	if _, hook := c.settings(); hook != nil {
 		hook(method)
 	}
 	// Read the settings after the hook, so a hook can set up this call's
@@ -214,7 +216,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // EvalSha implements driver.Conn.
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
 	return c.do(ctx, "EvalSha", func(ctx context.Context) (any, error) {
-		if _, _, noScript, _ := c.settings(); noScript {
+		if noScript, _ := c.settings(); noScript {
 			return nil, fmt.Errorf("faults: %w", driver.ErrNoScript)
 		}
 		return c.next.EvalSha(ctx, sha1, keys, args)
