@@ -20,10 +20,11 @@ import (
 // safe for concurrent use and holds no resources of its own: the Conns
 // given to New stay owned by the caller.
 type Client struct {
-	nodes []*scripts.Node
-	cfg   config
-	waits releaseWaits
-	live  liveLocks
+	nodes    []*scripts.Node
+	cfg      config
+	waits    releaseWaits
+	live     liveLocks
+	inflight quorum.Tracker // requests still running, see Wait
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -137,7 +138,7 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 		}
 		return l, nil
 	}
-	l := newLock(c, req, value, 0, time.Time{})
+	l := newLock(c, req, value, 0, time.Time{}, new(quorum.Lanes))
 	l.turn <- struct{}{} // no one else knows l yet
 	defer l.endTurn()
 	if err := l.extend(ctx, req); err != nil {
@@ -167,6 +168,11 @@ type request struct {
 	ttlArg      string // ttl in milliseconds, as sent to the nodes
 	drift       time.Duration
 	nodeTimeout time.Duration
+	// every is set when the scripts get several keys, which a Redis
+	// Cluster node may refuse for lying in different hash slots: such a
+	// refusal fails the call (crossSlot), so its rounds wait for the
+	// reply of every node.
+	every bool
 }
 
 func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) {
@@ -235,6 +241,7 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 		ttlArg:      strconv.FormatInt(ttl.Milliseconds(), 10),
 		drift:       drift,
 		nodeTimeout: nodeTimeout,
+		every:       len(keys) > 1 || (extra != nil && c.cfg.anyCustomScript()),
 	}, nil
 }
 
@@ -323,17 +330,18 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 		return c.attemptFenced(ctx, req, value, trace)
 	}
 	args := []string{value, req.ttlArg}
+	lanes := new(quorum.Lanes)
 	start := time.Now()
-	results := c.runScript(ctx, c.cfg.acquire, req, args)
+	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	crossSlot := c.crossSlot(req, v.errs)
 	granted := crossSlot == nil && quorum.Granted(v.granted, len(c.nodes), validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if granted {
-		return newLock(c, req, value, 0, start), nil
+		return newLock(c, req, value, 0, start, lanes), nil
 	}
-	c.cleanup(ctx, req, value)
+	c.cleanup(ctx, req, value, lanes, results)
 	if crossSlot != nil {
 		return nil, crossSlot
 	}
@@ -343,34 +351,84 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 // cleanup releases a failed attempt's keys on every node, whatever each
 // answered: a node that refused may still hold them, set by an earlier run
 // of the same request that a Redis client re-sent, and the release is
-// value-checked, so it never touches another owner's key. It is detached
-// from ctx's cancellation so that a caller giving up leaves nothing behind.
-func (c *Client) cleanup(ctx context.Context, req request, value string) {
+// value-checked, so it never touches another owner's key. Each release
+// follows the attempt's request on its node (lanes), so that a grant
+// arriving late is released too; cleanup returns once the nodes that had
+// answered the attempt (in results) have answered the release, and the
+// others' releases go on in the background. It is detached from ctx's
+// cancellation so that a caller giving up leaves nothing behind.
+func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result) {
 	release := c.cfg.release
 	input, args := c.scriptInput(release, req, []string{value})
-	quorum.FanOut(context.WithoutCancel(ctx), len(c.nodes), req.nodeTimeout, func(ctx context.Context, i int) {
-		c.nodes[i].Run(ctx, release.script, input.keys, args)
-	})
+	answered := make([]bool, len(results))
+	for i, r := range results {
+		answered[i] = r.Err != quorum.ErrPending
+	}
+	round := quorum.Round{
+		Nodes:   len(c.nodes),
+		Timeout: req.nodeTimeout,
+		Wait:    answered,
+		Lanes:   lanes,
+		Tracker: &c.inflight,
+		Call: func(ctx context.Context, i int) result {
+			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
+			return result{Value: reply, Err: err}
+		},
+	}
+	round.Run(context.WithoutCancel(ctx))
 }
 
 // result is one node's answer in a round.
-type result struct {
-	reply any
-	err   error
-}
+type result = quorum.Reply
 
 // round runs script on every node at once, each bounded by the per-node
-// timeout.
-func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string) []result {
-	results := make([]result, len(c.nodes))
-	quorum.FanOut(ctx, len(c.nodes), req.nodeTimeout, func(nodeCtx context.Context, i int) {
-		reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
-		if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
-			err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: err}
+// timeout, after the earlier requests of lanes on that node. It returns as
+// soon as yes holds for a quorum of the replies or can no longer hold for
+// one, unless every reply matters (see request.every); a node that had not
+// answered by then has quorum.ErrPending, wrapped in a *nodeTimeoutError
+// when the round ended at the per-node timeout.
+func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, yes func(any) bool) []result {
+	round := quorum.Round{
+		Nodes:   len(c.nodes),
+		Timeout: req.nodeTimeout,
+		Every:   req.every || c.cfg.waitEvery,
+		Lanes:   lanes,
+		Tracker: &c.inflight,
+		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
+		Call: func(nodeCtx context.Context, i int) result {
+			reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
+			if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
+				err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: err}
+			}
+			return result{Value: reply, Err: err}
+		},
+	}
+	start := time.Now()
+	results := round.Run(ctx)
+	if ctx.Err() == nil && time.Since(start) >= req.nodeTimeout {
+		for i, r := range results {
+			if r.Err == quorum.ErrPending {
+				results[i].Err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: r.Err}
+			}
 		}
-		results[i] = result{reply: reply, err: err}
-	})
+	}
 	return results
+}
+
+// Wait returns once no request that c sent is running, or with ctx.Err()
+// when ctx ends first. A call returns as soon as its outcome is decided,
+// and its requests to the nodes that had not answered go on in the
+// background, each until its node answers or the per-node timeout passes;
+// Wait is for programs and tests that must see them end, for example
+// before checking the nodes' keys or for goroutine leaks.
+func (c *Client) Wait(ctx context.Context) error {
+	if err := c.usable(); err != nil {
+		return err
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	return c.inflight.Wait(ctx)
 }
 
 // isCrossSlot reports whether err is a Redis Cluster node's refusal of a
@@ -415,6 +473,7 @@ func timedOut(nodeCtx context.Context) bool {
 // votes is the count of a round's answers.
 type votes struct {
 	granted, refused int
+	pending          int // nodes that had not answered when the round was decided
 	errs             []*NodeError
 }
 
@@ -424,15 +483,17 @@ func countVotes(results []result, granted func(any) bool) votes {
 	var v votes
 	for i, r := range results {
 		switch {
-		case r.err != nil:
-			v.errs = append(v.errs, &NodeError{Node: i, Err: r.err})
-		case granted(r.reply):
+		case r.Err == quorum.ErrPending:
+			v.pending++
+		case r.Err != nil:
+			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
+		case granted(r.Value):
 			v.granted++
 		default:
-			if _, ok := r.reply.(int64); ok {
+			if _, ok := r.Value.(int64); ok {
 				v.refused++
 			} else {
-				v.errs = append(v.errs, &NodeError{Node: i, Err: fmt.Errorf("unexpected reply %#v", r.reply)})
+				v.errs = append(v.errs, &NodeError{Node: i, Err: fmt.Errorf("unexpected reply %#v", r.Value)})
 			}
 		}
 	}

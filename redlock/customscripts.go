@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
 
@@ -151,7 +152,7 @@ func (c *Client) scriptInput(s scriptUse, req request, args []string) (request, 
 }
 
 // runScript runs s on every node, as round does, with its input.
-func (c *Client) runScript(ctx context.Context, s scriptUse, req request, args []string) []result {
+func (c *Client) runScript(ctx context.Context, s scriptUse, req request, args []string, lanes *quorum.Lanes, yes func(any) bool) []result {
 	req, args = c.scriptInput(s, req, args)
-	return c.round(ctx, s.script, req, args)
+	return c.round(ctx, s.script, req, args, lanes, yes)
 }

@@ -221,12 +221,34 @@
 //   - once Unlock has been called no extend round starts, and the KeepAlive
 //     context is cancelled before Unlock returns.
 //
-// Each round of requests starts one goroutine per node beyond the first and
-// waits for all of them before it returns, each bounded by the per-node
-// timeout; no goroutine of this package outlives the call that started it,
-// except the renewal goroutine of a KeepAlive (until its stop function is
-// called) and the pub/sub subscriptions of waiters (until they are served).
-// An adapter may leave a request running after its context ended, for a
+// # What may outlive a call
+//
+// A round of requests sends one request to every node at once, each on a
+// goroutine of its own (none for a single node), and returns as soon as its
+// outcome is decided: when a quorum has granted (the validity is counted up
+// to that moment) or so many nodes refused or failed that no quorum can be
+// reached. A round whose keys may lie in different Redis Cluster hash slots
+// (several keys, or extra keys of custom scripts) waits for every node,
+// since one CROSSSLOT refusal fails the call. Whatever the votes, a round
+// returns by the per-node timeout, or when ctx ends, even through an
+// adapter that does not honour its context.
+//
+// The requests to the nodes that had not answered by then go on in the
+// background, each for at most the per-node timeout (plus the wait for the
+// lock's previous request to that node, within the same bound). They are
+// ordered: a node gets a lock's requests one at a time, in the order they
+// were made, so a late grant is followed by the lock's later extend and
+// release requests, and the late grant of a refused attempt by that
+// attempt's release. Such a node counts in none of Granted, Refused and
+// Errors of the round's [QuorumError] and [RoundInfo]. A refused attempt
+// returns once the nodes that had answered it have answered its release.
+//
+// [Client.Wait] returns once none of these requests runs, for programs and
+// tests that must see the nodes settle (goroutine leak checks, reading the
+// keys after a call). Besides them, only the renewal goroutine of a
+// KeepAlive (until its stop function is called) and the pub/sub
+// subscriptions of waiters (until they are served) outlive a call. An
+// adapter may leave a request running after its context ended, for a
 // client that cannot be interrupted; each adapter's documentation says for
 // how long, and [driver.Waiter] waits for it.
 package redlock

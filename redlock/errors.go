@@ -145,7 +145,9 @@ type QuorumError struct {
 	// Attempts is the number of rounds a Lock call made; 1 for TryLock,
 	// 0 for extend and unlock.
 	Attempts int
-	// Errors holds the nodes that failed, in node order.
+	// Errors holds the nodes that failed, in node order. A node in none
+	// of Granted, Refused and Errors had not answered when the others
+	// decided the round (see the package documentation, Concurrency).
 	Errors []*NodeError
 }
 
@@ -165,6 +167,9 @@ func (e *QuorumError) Error() string {
 	}
 	if e.Refused > 0 {
 		fmt.Fprintf(&b, "; %d refused", e.Refused)
+	}
+	if pending := e.Nodes - e.Granted - e.Refused - len(e.Errors); pending > 0 {
+		fmt.Fprintf(&b, "; %d not answered yet", pending)
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, "; after %d attempts", e.Attempts)

@@ -38,3 +38,10 @@ func NodeTimeout(c *Client, ttl time.Duration) (time.Duration, error) {
 	req, err := c.newRequest([]string{"k"}, ttl)
 	return req.nodeTimeout, err
 }
+
+// WaitForEveryNode makes every round of the Client wait for the reply of
+// every node, as rounds did before they returned once decided: for tests
+// that count the votes of every node.
+func WaitForEveryNode() Option {
+	return optionFunc(func(c *config) { c.waitEvery = true })
+}

@@ -57,13 +57,15 @@ func fencedKeys(keys []string) ([]string, error) {
 func (c *Client) attemptFenced(ctx context.Context, req request, value string, trace *lockTrace) (*Lock, error) {
 	n := len(c.nodes)
 	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
+	fenced.every = req.every || c.cfg.waitEvery
+	lanes := new(quorum.Lanes)
 	start := time.Now()
-	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg})
+	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, isFencedGrant)
 	v := countVotes(phase1, isFencedGrant)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	if err := c.crossSlot(req, v.errs); err != nil || !quorum.Granted(v.granted, n, validity) {
 		trace.attemptDone(start, value, v, validity, false)
-		c.cleanup(ctx, req, value)
+		c.cleanup(ctx, req, value, lanes, phase1)
 		if err != nil {
 			return nil, err
 		}
@@ -71,22 +73,22 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	}
 	var highest int64
 	for _, r := range phase1 {
-		if isFencedGrant(r.reply) {
-			highest = max(highest, r.reply.([]any)[1].(int64))
+		if r.Err == nil && isFencedGrant(r.Value) {
+			highest = max(highest, r.Value.([]any)[1].(int64))
 		}
 	}
 	token := highest + 1
 
-	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)})
+	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, isOne)
 	v = countVotes(phase2, isOne)
 	validity = quorum.Validity(req.ttl, time.Since(start), req.drift)
 	granted := quorum.Granted(v.granted, n, validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if !granted {
-		c.cleanup(ctx, req, value)
+		c.cleanup(ctx, req, value, lanes, phase2)
 		return nil, c.failure("lock", req, v, validity)
 	}
-	return newLock(c, req, value, uint64(token), start), nil
+	return newLock(c, req, value, uint64(token), start, lanes), nil
 }
 
 // isFencedGrant reports whether a phase-1 reply grants the lock: {1, n}

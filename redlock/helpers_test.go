@@ -24,6 +24,7 @@ type cluster struct {
 	servers []*miniredis.Miniredis
 	faults  []*faults.Conn
 	conns   []driver.Conn
+	clients []*redlock.Client // made by client, waited for by settle
 }
 
 func newCluster(t testing.TB, n int) *cluster {
@@ -47,12 +48,33 @@ func (c *cluster) client(t *testing.T, opts ...redlock.Option) *redlock.Client {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	c.clients = append(c.clients, client)
+	t.Cleanup(func() { settle(t, client) })
 	return client
+}
+
+// settle waits until no request of the clients made by c.client is
+// running: a call returns once a quorum decided it, and the requests to
+// the other nodes end in the background.
+func (c *cluster) settle(t testing.TB) {
+	t.Helper()
+	for _, client := range c.clients {
+		settle(t, client)
+	}
+}
+
+// settle waits until no request of client is running.
+func settle(t testing.TB, client *redlock.Client) {
+	t.Helper()
+	if err := client.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
 }
 
 // holders returns how many nodes hold key with value.
 func (c *cluster) holders(t *testing.T, key, value string) int {
 	t.Helper()
+	c.settle(t)
 	n := 0
 	for _, s := range c.servers {
 		if got, err := s.Get(key); err == nil && got == value {
@@ -62,8 +84,12 @@ func (c *cluster) holders(t *testing.T, key, value string) int {
 	return n
 }
 
-// keyCount returns the number of keys over all nodes.
+// keyCount returns the number of keys over all nodes, once the requests
+// of the clients made by c.client have ended.
 func (c *cluster) keyCount() int {
+	for _, client := range c.clients {
+		_ = client.Wait(context.Background()) // Background never ends
+	}
 	n := 0
 	for _, s := range c.servers {
 		n += len(s.Keys())

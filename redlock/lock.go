@@ -30,6 +30,11 @@ type Lock struct {
 	// caller waiting for its turn can give up when its ctx ends.
 	turn chan struct{}
 
+	// lanes orders the lock's requests on each node, so that a node
+	// applies them in the order they were sent even when a round returned
+	// before that node answered.
+	lanes *quorum.Lanes
+
 	mu         sync.Mutex
 	req        request   // of the last round that a quorum confirmed
 	acquired   time.Time // start of the round that granted or resumed the lock
@@ -50,8 +55,8 @@ type Lock struct {
 }
 
 // newLock returns a Lock granted by a round that started at start.
-func newLock(c *Client, req request, value string, token uint64, start time.Time) *Lock {
-	l := &Lock{client: c, req: req, value: value, token: token, turn: make(chan struct{}, 1), ttl: req.ttl}
+func newLock(c *Client, req request, value string, token uint64, start time.Time, lanes *quorum.Lanes) *Lock {
+	l := &Lock{client: c, req: req, value: value, token: token, turn: make(chan struct{}, 1), ttl: req.ttl, lanes: lanes}
 	if !start.IsZero() {
 		l.acquired = start
 		l.validUntil = start.Add(req.ttl - req.drift)
@@ -239,7 +244,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	}
 	l.mu.Unlock()
 
-	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg})
+	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, isOne)
 	validity := quorum.Validity(ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
@@ -247,7 +252,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(v.errs) > 0 && (l.uncertain == 0 || req.ttl < l.uncertain) {
+	if (len(v.errs) > 0 || v.pending > 0) && (l.uncertain == 0 || req.ttl < l.uncertain) {
 		l.uncertain = req.ttl
 	}
 	switch {
@@ -322,9 +327,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 	c := l.client
 	start := time.Now()
-	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value})
 	wantReleased := int64(len(req.keys))
-	v := countVotes(results, func(reply any) bool { return reply == wantReleased })
+	released := func(reply any) bool { return reply == wantReleased }
+	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, released)
+	v := countVotes(results, released)
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	// The observer hears of a confirmed release of a lock that was still
 	// valid: one released after its validity was not held to the end.

@@ -82,7 +82,8 @@ func TestValuesAreFreshAndRandom(t *testing.T) {
 
 func TestContention(t *testing.T) {
 	c := newCluster(t, 5)
-	client := c.client(t, redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 3)))
+	// Every node's answer is counted below.
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 3)))
 	ctx := context.Background()
 	holder := mustLock(t, client, "k", time.Minute)
 
@@ -187,7 +188,7 @@ func TestMajorityFailureIsNotAcquiredAndLeavesNoKey(t *testing.T) {
 	for _, mode := range []faults.Mode{faults.Fail, faults.Hang, faults.LoseReply} {
 		t.Run(mode.String(), func(t *testing.T) {
 			c := newCluster(t, 5)
-			client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+			client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout))
 			c.setFaults(mode, mode, mode)
 			_, err := client.TryLock(context.Background(), "k", time.Minute)
 			var qe *redlock.QuorumError
@@ -230,7 +231,7 @@ func TestQuorumWithoutValidityIsNotAcquired(t *testing.T) {
 	// the node timeout always leaves some. A fenced lock makes two rounds:
 	// every node answers each after 300ms, within the 400ms node timeout,
 	// but 1s - 2*300ms - 502ms of drift leaves no validity.
-	client := c.client(t, redlock.WithFencing(), redlock.WithDriftFactor(0.5), redlock.WithNodeTimeout(400*time.Millisecond))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithFencing(), redlock.WithDriftFactor(0.5), redlock.WithNodeTimeout(400*time.Millisecond))
 	// Load the scripts first so the slow rounds are a single request per
 	// node.
 	if err := mustLock(t, client, "warm-up", time.Second).Unlock(context.Background()); err != nil {
@@ -287,6 +288,7 @@ func TestCancelledLockLeavesNoKey(t *testing.T) {
 	if !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with cancelled ctx = %v, want ErrNotAcquired and context.Canceled", err)
 	}
+	settle(t, client)
 	if n := c.keyCount(); n != 0 {
 		t.Errorf("%d keys left after a cancelled Lock", n)
 	}
@@ -343,7 +345,7 @@ func TestUnlockCountsKeysAlreadyGoneWhileTheLockIsValid(t *testing.T) {
 
 func TestUnlockDoesNotTouchAnotherOwnersKey(t *testing.T) {
 	c := newCluster(t, 3)
-	client := c.client(t)
+	client := c.client(t, redlock.WaitForEveryNode())
 	l := mustLock(t, client, "k", time.Minute)
 	for _, s := range c.servers {
 		s.Set("k", "someone-else")
@@ -373,6 +375,7 @@ func TestExtend(t *testing.T) {
 	if !l.ValidUntil().After(first) {
 		t.Errorf("ValidUntil after Extend = %v, want after %v", l.ValidUntil(), first)
 	}
+	c.settle(t)
 	for i, s := range c.servers {
 		if ttl := s.TTL("k"); ttl <= time.Second {
 			t.Errorf("node %d: TTL after Extend = %v, want above 1s", i, ttl)
@@ -385,7 +388,7 @@ func TestExtend(t *testing.T) {
 
 func TestExtendNeverRecreatesAKey(t *testing.T) {
 	c := newCluster(t, 3)
-	client := c.client(t)
+	client := c.client(t, redlock.WaitForEveryNode())
 	l := mustLock(t, client, "k", time.Minute)
 	until := l.ValidUntil()
 	for _, s := range c.servers {

@@ -112,7 +112,7 @@ func checkValues(t *testing.T, r *recorder, value string) {
 func TestObserverUncontendedLockUnlock(t *testing.T) {
 	c := newCluster(t, 3)
 	rec := &recorder{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
 	ctx := context.Background()
 	l := mustLock(t, client, "k", time.Second)
 	if err := l.Extend(ctx, time.Second); err != nil {
@@ -136,7 +136,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	c := newCluster(t, 3)
 	holder := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 	rec := &recorder{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()),
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()),
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 2)))
 	held := mustLock(t, holder, "k", 10*time.Second)
 	if _, err := client.Lock(context.Background(), "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
@@ -158,7 +158,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	release := redlock.Observer{AttemptDone: func(ctx context.Context, _ redlock.RoundInfo) {
 		once.Do(func() { held.Unlock(ctx) })
 	}}
-	client2 := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(release), redlock.WithObserver(rec.observer()),
+	client2 := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(release), redlock.WithObserver(rec.observer()),
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 5)))
 	l, err := client2.Lock(context.Background(), "k", time.Second)
 	if err != nil {
@@ -176,7 +176,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 func TestObserverMajorityFailing(t *testing.T) {
 	c := newCluster(t, 3)
 	rec := &recorder{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
 	c.setFaults(faults.Fail, faults.Pass, faults.Fail)
 	_, err := client.TryLock(context.Background(), "k", time.Second)
 	if !errors.Is(err, redlock.ErrNotAcquired) {
@@ -198,7 +198,7 @@ func TestObserverMajorityFailing(t *testing.T) {
 func TestObserverExtensionFailure(t *testing.T) {
 	c := newCluster(t, 3)
 	rec := &recorder{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(rec.observer()))
 	ctx := context.Background()
 	l := mustLock(t, client, "k", 5*time.Second)
 	c.servers[0].Set("k", "intruder")
@@ -228,7 +228,7 @@ func TestObserverLockLostUnderRenewal(t *testing.T) {
 	// A LockLost callback that panics on the renewal goroutine, where no
 	// caller could recover it, is recovered too.
 	panicky := redlock.Observer{LockLost: func(context.Context, redlock.LockLostInfo) { panic("observer bug") }}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
 	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
 		// Another party takes the keys over on every node: the first
 		// renewal finds them gone.
@@ -269,7 +269,7 @@ func TestObserverPanicsAreRecovered(t *testing.T) {
 	rec := &recorder{}
 	// The recorder comes after the panicking observer: it still sees
 	// every event.
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
 	ctx := context.Background()
 
 	l := mustLock(t, client, "k", 5*time.Second)
@@ -305,7 +305,7 @@ func TestObserverContextFlowsFromLockStart(t *testing.T) {
 		defer mu.Unlock()
 		seen = append(seen, ctx.Value(ctxKey{}))
 	}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(redlock.Observer{
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(redlock.Observer{
 		LockStart: func(ctx context.Context, _ redlock.LockStartInfo) context.Context {
 			return context.WithValue(ctx, ctxKey{}, "span")
 		},

@@ -62,6 +62,7 @@ type config struct {
 	newValue       func() (string, error)
 	keyPrefix      string
 	fencing        bool
+	waitEvery      bool // rounds wait for every node (tests only)
 
 	notifications bool // WithReleaseNotifications; on by default
 

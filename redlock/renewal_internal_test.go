@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/quorum"
 )
 
 // idleConn is a Conn for tests that make no request.
@@ -40,7 +41,7 @@ func heldForTest(t *testing.T) (_ *heldContext, lost *[]LockLostInfo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLock(c, req, "0123456789abcdef0123", 0, time.Time{})
+	l := newLock(c, req, "0123456789abcdef0123", 0, time.Time{}, new(quorum.Lanes))
 	l.validUntil = time.Now().Add(time.Hour)
 	kctx, cancel := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { cancel(nil) })

@@ -66,6 +66,7 @@ func TestDoReportsALostLock(t *testing.T) {
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 	var fnCause error
 	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
+		c.settle(t) // no acquire request may set the keys again
 		for _, s := range c.servers[:3] {
 			s.Del("k")
 		}
@@ -121,6 +122,7 @@ func TestKeepAliveCancelsBeforeTheDeadlineOnLoss(t *testing.T) {
 			ctx, stop := l.KeepAlive(context.Background())
 			defer stop()
 			deadline := l.ValidUntil()
+			c.settle(t) // no acquire request may set the keys again
 			tt.breakNodes(c)
 			<-ctx.Done()
 			cancelled := time.Now()

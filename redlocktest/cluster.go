@@ -223,6 +223,12 @@ func (c *Cluster) LoseLock(lock *redlock.Lock) {
 // Holders returns how many nodes hold every key of lock with lock's value:
 // a majority while the lock is held, none once it is released or expired
 // everywhere. A nil lock fails the test.
+//
+// A redlock call returns once a quorum decided it, while its requests to
+// the other nodes may still be on their way. Holders, LoseLock, Advance and
+// the Node methods that read keys first wait for the requests that reached
+// the servers, so that what they see and do does not depend on the
+// schedule; requests held back by Node.Hang are not waited for.
 func (c *Cluster) Holders(lock *redlock.Lock) int {
 	if c == nil {
 		return 0

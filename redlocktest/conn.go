@@ -22,6 +22,7 @@ func (c *conn) Eval(ctx context.Context, script string, keys, args []string) (an
 	if err != nil {
 		return nil, err
 	}
+	defer c.node.end()
 	return raw.Eval(ctx, script, keys, args)
 }
 
@@ -30,6 +31,7 @@ func (c *conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	if err != nil {
 		return nil, err
 	}
+	defer c.node.end()
 	return raw.EvalSha(ctx, sha1, keys, args)
 }
 
@@ -38,6 +40,7 @@ func (c *conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer c.node.end()
 	return raw.ScriptLoad(ctx, script)
 }
 
@@ -53,6 +56,7 @@ func (c *notifier) Subscribe(ctx context.Context, channel string, deliver func(p
 	if err != nil {
 		return nil, err
 	}
+	defer c.node.end() // the subscription, once made, changes no key
 	return raw.Subscribe(ctx, channel, deliver)
 }
 

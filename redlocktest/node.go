@@ -33,6 +33,40 @@ type Node struct {
 	stopped bool
 	resumed chan struct{} // non-nil while the node hangs; closed by Resume
 	delay   time.Duration
+
+	// applying counts the requests let through to the server that have
+	// not returned; settled is signalled whenever it drops to 0.
+	applying int
+	settled  *sync.Cond
+}
+
+// begin and end bracket a request let through to the server.
+func (n *Node) begin() {
+	n.mu.Lock()
+	n.applying++
+	n.mu.Unlock()
+}
+
+func (n *Node) end() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.applying--; n.applying == 0 {
+		n.settled.Broadcast()
+	}
+}
+
+// settle waits until no request let through to the server is running. A
+// redlock call returns once a quorum decided it, and its requests to the
+// other nodes may still be on their way; the reads of the test helpers
+// wait for them, so that what they see does not depend on the schedule.
+// A request held back by Hang is not waited for: it reaches the server
+// only after Resume.
+func (n *Node) settle() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for n.applying > 0 {
+		n.settled.Wait()
+	}
 }
 
 func startNode(c *Cluster, index int, manualClock, notify bool) (*Node, error) {
@@ -42,6 +76,7 @@ func startNode(c *Cluster, index int, manualClock, notify bool) (*Node, error) {
 		return nil, fmt.Errorf("redlocktest: starting node %d: %w", index, err)
 	}
 	n := &Node{cluster: c, index: index, srv: srv, addr: srv.Addr(), raw: resp.DialNotifier(srv.Addr())}
+	n.settled = sync.NewCond(&n.mu)
 	n.conn = &conn{node: n}
 	if notify {
 		n.conn.notifier = &notifier{conn: n.conn}
@@ -81,7 +116,8 @@ func (n *Node) Addr() string {
 }
 
 // admit lets a request through once the node's faults allow it, and
-// returns the client to send it with.
+// returns the client to send it with; the caller then calls n.end when the
+// request has returned.
 func (n *Node) admit(ctx context.Context) (*resp.Notifier, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -96,21 +132,27 @@ func (n *Node) admit(ctx context.Context) (*resp.Notifier, error) {
 			return nil, fmt.Errorf("redlocktest: node %d hangs: %w", n.index, ctx.Err())
 		}
 	}
+	// From here the request counts as on its way to the server (settle
+	// waits for it); the caller calls n.end once it has returned.
+	n.begin()
 	if delay > 0 {
 		timer := time.NewTimer(delay)
 		defer timer.Stop()
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
+			n.end()
 			return nil, fmt.Errorf("redlocktest: node %d is slow: %w", n.index, ctx.Err())
 		}
 	}
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.stopped {
+	raw, stopped := n.raw, n.stopped
+	n.mu.Unlock()
+	if stopped {
+		n.end()
 		return nil, fmt.Errorf("node %d: %w", n.index, ErrStopped)
 	}
-	return n.raw, nil
+	return raw, nil
 }
 
 // Stop shuts the server down, as a crash would: its connections close, and
@@ -243,29 +285,36 @@ func (n *Node) Advance(d time.Duration) {
 		n.cluster.fail(fmt.Errorf("redlocktest: Advance(%v): time cannot go back", d))
 		return
 	}
+	n.settle() // the keys of requests on their way expire too
 	n.srv.FastForward(d)
 }
 
-// Keys returns the names of the keys the server holds, sorted. It works on
-// a stopped or hanging node too.
+// Keys returns the names of the keys the server holds, sorted, once the
+// requests that reached it have returned. It works on a stopped or hanging
+// node too.
 func (n *Node) Keys() []string {
 	if n.missing() {
 		return nil
 	}
+	n.settle()
 	return n.srv.Keys()
 }
 
-// Get returns the value of a string key, and whether the server holds it.
+// Get returns the value of a string key, and whether the server holds it,
+// once the requests that reached it have returned.
 func (n *Node) Get(key string) (string, bool) {
 	if n.missing() {
 		return "", false
 	}
+	n.settle()
 	v, err := n.srv.Get(key)
 	return v, err == nil
 }
 
-// holding returns the keys that hold value.
+// holding returns the keys that hold value, once the requests that
+// reached the server have returned.
 func (n *Node) holding(value string) []string {
+	n.settle()
 	var keys []string
 	for _, k := range n.srv.Keys() {
 		if v, ok := n.Get(k); ok && v == value {

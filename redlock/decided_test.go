@@ -1,0 +1,187 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/redlock"
+)
+
+// gate is a Conn whose calls wait until open is called before they reach
+// the node: a node that is slow rather than dead. With honourCtx false it
+// also ignores the calls' contexts, as a faulty adapter might.
+type gate struct {
+	driver.Conn
+	open      chan struct{}
+	honourCtx bool
+	inside    atomic.Int32 // calls that have not returned
+}
+
+func newGate(next driver.Conn, honourCtx bool) *gate {
+	return &gate{Conn: next, open: make(chan struct{}), honourCtx: honourCtx}
+}
+
+func (g *gate) pass(ctx context.Context) error {
+	if !g.honourCtx {
+		<-g.open
+		return nil
+	}
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gate) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	g.inside.Add(1)
+	defer g.inside.Add(-1)
+	if err := g.pass(ctx); err != nil {
+		return nil, err
+	}
+	return g.Conn.Eval(ctx, script, keys, args)
+}
+
+func (g *gate) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	g.inside.Add(1)
+	defer g.inside.Add(-1)
+	if err := g.pass(ctx); err != nil {
+		return nil, err
+	}
+	return g.Conn.EvalSha(ctx, sha1, keys, args)
+}
+
+// gated returns the cluster's conns with the last one behind a gate.
+func gated(c *cluster, honourCtx bool) ([]driver.Conn, *gate) {
+	conns := append([]driver.Conn(nil), c.conns...)
+	g := newGate(conns[len(conns)-1], honourCtx)
+	conns[len(conns)-1] = g
+	return conns, g
+}
+
+func newGatedClient(t *testing.T, conns []driver.Conn, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	client, err := redlock.New(conns, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { settle(t, client) })
+	return client
+}
+
+// A call returns once a quorum has decided it, not when the slowest node
+// answers; the stalled node's requests stay in the order they were made,
+// so its late grant, extension and release leave no key behind.
+func TestRoundsReturnOnceAQuorumDecides(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		name := "plain"
+		opts := []redlock.Option{redlock.WithNodeTimeout(30 * time.Second)}
+		if fenced {
+			name = "fenced"
+			opts = append(opts, redlock.WithFencing())
+		}
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t, 5)
+			conns, g := gated(c, true)
+			client := newGatedClient(t, conns, opts...)
+			ctx := context.Background()
+
+			l, err := client.Lock(ctx, "k", time.Minute)
+			if err != nil {
+				t.Fatalf("Lock: %v", err)
+			}
+			if g.inside.Load() != 1 {
+				t.Fatalf("Lock returned after the stalled node's request ended; want it to return once a quorum granted")
+			}
+			if err := l.Extend(ctx, 2*time.Minute); err != nil {
+				t.Fatalf("Extend: %v", err)
+			}
+			if err := l.Unlock(ctx); err != nil {
+				t.Fatalf("Unlock: %v", err)
+			}
+			if g.inside.Load() != 1 {
+				t.Fatalf("%d requests in the stalled node's adapter, want 1: later requests of the lock wait for earlier ones", g.inside.Load())
+			}
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := client.Wait(cancelled); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Wait with a cancelled ctx while a request runs = %v, want context.Canceled", err)
+			}
+
+			close(g.open)
+			settle(t, client)
+			if c.servers[4].Exists("k") {
+				t.Errorf("stalled node holds k after its requests ended: the release must follow the late grant")
+			}
+		})
+	}
+}
+
+// An attempt that a quorum refused returns at once; a grant that the
+// stalled node gives after that is released.
+func TestRefusedAttemptReleasesALateGrant(t *testing.T) {
+	c := newCluster(t, 3)
+	conns, g := gated(c, true)
+	client := newGatedClient(t, conns, redlock.WithNodeTimeout(30*time.Second))
+	for _, s := range c.servers[:2] {
+		if err := s.Set("k", "another owner"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	_, err := client.TryLock(context.Background(), "k", time.Minute)
+	if !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock on a key held on 2 of 3 nodes = %v, want ErrNotAcquired", err)
+	}
+	if g.inside.Load() != 1 {
+		t.Fatalf("TryLock returned after the stalled node's request ended; want it to return once a quorum refused")
+	}
+	var qe *redlock.QuorumError
+	if !errors.As(err, &qe) || qe.Refused != 2 {
+		t.Fatalf("error %v, want a *QuorumError with 2 refusals", err)
+	}
+
+	close(g.open)
+	settle(t, client)
+	if c.servers[2].Exists("k") {
+		t.Errorf("stalled node holds k after the refused attempt, want its late grant released")
+	}
+}
+
+// A round that the answers cannot decide ends at the per-node timeout,
+// even when an adapter ignores its context and never returns by itself.
+func TestRoundEndsAtTheNodeTimeoutWhenAnAdapterIgnoresContext(t *testing.T) {
+	c := newCluster(t, 3)
+	conns, g := gated(c, false)
+	client := newGatedClient(t, conns, redlock.WithNodeTimeout(testNodeTimeout))
+	defer close(g.open) // before settle, which the cleanup runs
+
+	// Two nodes grant: decided without the stuck node.
+	l, err := client.TryLock(context.Background(), "k", time.Minute)
+	if err != nil {
+		t.Fatalf("TryLock: %v", err)
+	}
+	// One node refuses and one is stuck: only the timeout decides.
+	if err := c.servers[1].Set("j", "another owner"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.TryLock(context.Background(), "j", time.Minute)
+	if !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock with one node refusing and one stuck = %v, want ErrNotAcquired", err)
+	}
+	var qe *redlock.QuorumError
+	if !errors.As(err, &qe) || len(qe.Errors) != 1 || qe.Errors[0].Node != 2 || !errors.Is(qe.Errors[0].Err, redlock.ErrNodeTimeout) {
+		t.Fatalf("error %v, want node 2 reported as timed out", err)
+	}
+	if g.inside.Load() != 2 {
+		t.Fatalf("%d calls in the stuck adapter, want 2: the rounds must not wait for it", g.inside.Load())
+	}
+	if err := l.Unlock(context.Background()); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+}
