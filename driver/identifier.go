@@ -40,6 +40,33 @@ type Identifier interface {
 	NodeID() string
 }
 
+// A ServerIdentifier is a [Conn] that can tell which server process it
+// reached, by an ID the server reports itself. It is for adapters whose
+// client does not expose the address it dials (a pool with its own dial
+// function), so that their NodeID cannot tell two clients of one server
+// apart.
+//
+// locksmith compares the non-empty ServerIDs of a Client's nodes after the
+// acquire round of each lock attempt and after the round of Resume: when
+// two nodes report one ID, the call fails with an error matching
+// redlock.ErrInvalidArgument, a lock attempt after releasing what its round
+// acquired. Once every such node has an ID and the IDs differ, it stops
+// comparing. When a Conn does not implement ServerIdentifier, or its
+// ServerID stays "", only [Identifier] tells its node from the others.
+type ServerIdentifier interface {
+	Conn
+
+	// ServerID returns the run_id field of the server's reply to INFO
+	// server, which differs for every server process, or "" while the
+	// Conn has none. It does no I/O. The Conn reads the ID during its
+	// first call that the server answers, before that call returns
+	// (unless the call's ctx ends first), and tries again at later calls
+	// until it has one or the server answered without one (no run_id, or
+	// INFO refused). Once it returned an ID it returns that ID on every
+	// call, even after the server restarted with a new run_id.
+	ServerID() string
+}
+
 // AddrNodeID returns the NodeID, for [Identifier], of the server that
 // listens at addr on network: "tcp" (or "", "tcp4", "tcp6") with addr a
 // "host:port" as net.Dial takes it, or "unix" with addr a socket's path.

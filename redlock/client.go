@@ -24,6 +24,7 @@ type Client struct {
 	cfg      config
 	waits    releaseWaits
 	live     liveLocks
+	servers  serverCheck
 	inflight quorum.Tracker // requests still running, see Wait
 }
 
@@ -36,7 +37,10 @@ type Client struct {
 // New does no I/O. It reports an error matching ErrInvalidArgument when
 // conns is empty, holds a nil Conn or the same node twice (which would let
 // fewer than a majority of real nodes grant a lock), or an option is
-// invalid.
+// invalid. Two nodes that reach one server unknown to New, as two redigo
+// pools do, are found by the first round that reaches both (see
+// [driver.ServerIdentifier]): that lock attempt, or Resume, fails with an
+// error matching ErrInvalidArgument.
 func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	if len(conns) == 0 {
 		return nil, invalidf("no nodes given")
@@ -108,6 +112,8 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 // keys that still hold value to ttl on every node, exactly as Extend does,
 // and returns a Lock valid from that round. The keys are never created: if
 // a quorum of nodes no longer holds value, the error matches ErrNotHeld.
+// When the round finds two nodes that reach one server (see New), the
+// error matches ErrInvalidArgument and the keys keep the TTL it set.
 //
 // When a Lock that c handed out holds value on key and the program still
 // refers to it, Resume extends that Lock, in its turn with its other extend
@@ -149,6 +155,10 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 				return nil, ce
 			}
 		}
+		return nil, err
+	}
+	if err := c.sameServer(); err != nil {
+		c.live.remove(l)
 		return nil, err
 	}
 	return l, nil
@@ -335,6 +345,11 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
+	if err := c.sameServer(); err != nil {
+		trace.attemptDone(start, value, v, validity, false)
+		c.cleanup(ctx, req, value, lanes, results)
+		return nil, err
+	}
 	crossSlot := c.crossSlot(req, v.errs)
 	granted := crossSlot == nil && quorum.Granted(v.granted, len(c.nodes), validity)
 	trace.attemptDone(start, value, v, validity, granted)

@@ -63,6 +63,11 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, isFencedGrant)
 	v := countVotes(phase1, isFencedGrant)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
+	if err := c.sameServer(); err != nil {
+		trace.attemptDone(start, value, v, validity, false)
+		c.cleanup(ctx, req, value, lanes, phase1)
+		return nil, err
+	}
 	if err := c.crossSlot(req, v.errs); err != nil || !quorum.Granted(v.granted, n, validity) {
 		trace.attemptDone(start, value, v, validity, false)
 		c.cleanup(ctx, req, value, lanes, phase1)

@@ -25,6 +25,7 @@ func TestFailedLockLeavesNoKeyWhenAcquireIsAppliedTwice(t *testing.T) {
 			if !errors.Is(err, redlock.ErrNotAcquired) {
 				t.Fatalf("TryLock = %v, want ErrNotAcquired", err)
 			}
+			c.settle(t)
 			if c.servers[0].Exists("k") {
 				got, _ := c.servers[0].Get("k")
 				t.Errorf("node 0 keeps k = %q (TTL %v) after the failed attempt", got, c.servers[0].TTL("k"))
@@ -100,6 +101,7 @@ func TestFailedAttemptIsReleasedOnNodesThatRefused(t *testing.T) {
 	if _, err := client.TryLock(context.Background(), "k", 30*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryLock = %v, want ErrNotAcquired", err)
 	}
+	c.settle(t)
 	if c.servers[0].Exists("k") {
 		t.Errorf("node 0 refused (its second run found the key) and keeps k for %v", c.servers[0].TTL("k"))
 	}

@@ -53,7 +53,7 @@ func (h *recordHandler) lines(keys ...string) []string {
 func TestLoggerLevelsAndAttributes(t *testing.T) {
 	c := newCluster(t, 3)
 	h := &recordHandler{}
-	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithLogger(slog.New(h)))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithLogger(slog.New(h)))
 	ctx := context.Background()
 	l := mustLock(t, client, "k", time.Second)
 	c.setFaults(faults.Pass, faults.Fail)

@@ -89,6 +89,15 @@
 //     (localhost for 127.0.0.1) has the same NodeID.
 //   - NodeIDOther: a Conn to another server has another NodeID.
 //
+// The rules of the optional [driver.ServerIdentifier] run only when the Conn
+// implements it; the second needs the Other hook of [Identity]:
+//
+//   - ServerID: after a Conn's first call, its ServerID is the run_id that a
+//     script reads from INFO server ("" when the server reports none);
+//     before that call it was "" or the same ID, and it stays the same; two
+//     Conns of newConn, which reach one server, report one ID.
+//   - ServerIDOther: a Conn to another server has another ServerID.
+//
 // These rules cannot see goroutines: an adapter should also check, for
 // example with go.uber.org/goleak, that ending every subscription ends the
 // goroutines its Notifier started.
@@ -97,7 +106,8 @@
 //
 // The rules use only EVAL, EVALSHA and SCRIPT LOAD through the Conn under
 // test, and SUBSCRIBE through a Notifier; messages are published with
-// PUBLISH from a script. Every key they touch starts with a random prefix in a hash tag, so
+// PUBLISH from a script, and the ServerID rules read INFO server from a
+// script. Every key they touch starts with a random prefix in a hash tag, so
 // several suites can share one server or cluster, and each test deletes its
 // keys when it ends. Keys that one script uses together share their hash tag,
 // so they are in one Redis Cluster slot. Scripts loaded with ScriptLoad stay
@@ -152,6 +162,8 @@ var rules = []rule{
 	{name: "NodeID", identityCheck: testNodeID},
 	{name: "NodeIDAlias", identityCheck: testNodeIDAlias},
 	{name: "NodeIDOther", identityCheck: testNodeIDOther},
+	{name: "ServerID", identityCheck: testServerID},
+	{name: "ServerIDOther", identityCheck: testServerIDOther},
 }
 
 // An Option changes how [Run] checks a Conn.

@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -8,9 +9,10 @@ import (
 )
 
 // Identity gives [Run] the Conns that the rules about [driver.Identifier]
-// compare with those of newConn. Give it with [WithIdentity]. Each rule
-// that needs a hook is skipped when the hook is nil, and every Identifier
-// rule is skipped for a Conn that does not implement driver.Identifier.
+// and [driver.ServerIdentifier] compare with those of newConn. Give it with
+// [WithIdentity]. Each rule that needs a hook is skipped when the hook is
+// nil, and every rule of an interface is skipped for a Conn that does not
+// implement it.
 type Identity struct {
 	// Alias returns a Conn, over a client of its own, to the server that
 	// newConn's Conns reach, addressed by another of its names: for
@@ -20,24 +22,32 @@ type Identity struct {
 	Alias func(t *testing.T) driver.Conn
 
 	// Other returns a Conn to another server than newConn's. Needed by
-	// NodeIDOther.
+	// NodeIDOther and ServerIDOther.
 	Other func(t *testing.T) driver.Conn
 }
 
-// WithIdentity gives [Run] the hooks of the NodeIDAlias and NodeIDOther
-// rules; see [Identity]. Without it those rules are skipped.
+// WithIdentity gives [Run] the hooks of the NodeIDAlias, NodeIDOther and
+// ServerIDOther rules; see [Identity]. Without it those rules are skipped.
 func WithIdentity(id Identity) Option {
 	return optionFunc(func(c *config) { c.identity = id })
+}
+
+// implementing returns conn as an I, skipping the rule when conn does not
+// implement I.
+func implementing[I driver.Conn](t *testing.T, what string, conn driver.Conn) I {
+	t.Helper()
+	i, ok := conn.(I)
+	if !ok {
+		t.Skipf("%s does not implement %v", what, reflect.TypeFor[I]())
+	}
+	return i
 }
 
 // nodeID returns conn's NodeID, skipping the rule when conn is no
 // driver.Identifier and failing it when the ID is empty or not stable.
 func nodeID(t *testing.T, what string, conn driver.Conn) string {
 	t.Helper()
-	idf, ok := conn.(driver.Identifier)
-	if !ok {
-		t.Skipf("%s does not implement driver.Identifier", what)
-	}
+	idf := implementing[driver.Identifier](t, what, conn)
 	id := idf.NodeID()
 	if id == "" {
 		t.Fatalf("%s: NodeID() = \"\", want a non-empty ID", what)
@@ -93,12 +103,72 @@ func testNodeIDAlias(t *testing.T, newConn func(t *testing.T) driver.Conn, id Id
 // testNodeIDOther checks that a Conn to another server has another
 // NodeID.
 func testNodeIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity) {
+	testOther(t, newConn, id, "NodeID", nodeID)
+}
+
+// testOther checks that a Conn of newConn and one of id.Other have
+// different IDs, as idOf reads them, when both have one; name names the
+// ID.
+func testOther(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity, name string, idOf func(t *testing.T, what string, conn driver.Conn) string) {
 	if id.Other == nil {
 		t.Skip("no Identity.Other hook given")
 	}
-	mine := nodeID(t, "a Conn", newConn(t))
-	other := nodeID(t, "a Conn to another server", id.Other(t))
-	if other == mine {
-		t.Errorf("Conns to two servers share NodeID %q; want two IDs", mine)
+	mine := idOf(t, "a Conn", newConn(t))
+	other := idOf(t, "a Conn to another server", id.Other(t))
+	if mine == "" || other == "" {
+		t.Skipf("a server gave no %s", name)
 	}
+	if other == mine {
+		t.Errorf("Conns to two servers share %s %q; want two IDs", name, mine)
+	}
+}
+
+// runIDScript returns the run_id that the server reports to a script in
+// INFO server, or a nil reply when it reports none or refuses INFO.
+const runIDScript = `local info = redis.pcall('INFO', 'server')
+if type(info) ~= 'string' then return false end
+return string.match(info, 'run_id:(%w+)') or false`
+
+// serverID makes a call through conn, so that it has reached its server,
+// and returns conn's ServerID, skipping the rule when conn is no
+// driver.ServerIdentifier. It fails the rule unless the ID is the run_id
+// that the server reports to a script ("" when it reports none), was ""
+// or the same ID before the call, and stays the same.
+func serverID(t *testing.T, what string, conn driver.Conn) string {
+	t.Helper()
+	si := implementing[driver.ServerIdentifier](t, what, conn)
+	before := si.ServerID()
+	reply, err := conn.Eval(t.Context(), runIDScript, nil, nil)
+	if err != nil {
+		t.Fatalf("%s: Eval of a script that reads the run_id: %v", what, err)
+	}
+	reported, _ := reply.(string)
+	id := si.ServerID()
+	if id != reported {
+		t.Fatalf("%s: ServerID() after a call = %q, want the run_id the server reports, %q", what, id, reported)
+	}
+	if before != "" && before != id {
+		t.Errorf("%s: ServerID() = %q before the first call, %q after; want \"\" or the same ID", what, before, id)
+	}
+	if again := si.ServerID(); again != id {
+		t.Errorf("%s: ServerID() = %q, then %q; want the same ID on every call", what, id, again)
+	}
+	return id
+}
+
+// testServerID checks that a Conn's ServerID is known after its first call
+// and is the server's run_id, and that two Conns of newConn, which reach
+// one server, report one ID.
+func testServerID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ Identity) {
+	first := serverID(t, "a Conn", newConn(t))
+	second := serverID(t, "another Conn to the same server", newConn(t))
+	if first != second {
+		t.Errorf("two Conns to one server have ServerIDs %q and %q; want one ID", first, second)
+	}
+}
+
+// testServerIDOther checks that a Conn to another server has another
+// ServerID, when the servers report one.
+func testServerIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity) {
+	testOther(t, newConn, id, "ServerID", serverID)
 }

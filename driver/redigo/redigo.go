@@ -70,8 +70,15 @@
 // # Node identity
 //
 // A pool does not tell which server its Dial reaches, so [Conn.NodeID] is
-// the pool's identity: two pools to one server are two nodes to
-// redlock.New. Give each server one pool.
+// the pool's identity, and two pools to one server pass redlock.New. The
+// server tells instead: the first call that a server answers asks it, on
+// the same connection and within the same ctx, for its run_id (INFO
+// server), once per Conn, and [Conn.ServerID] reports it. A lock attempt
+// or Resume whose round finds two pools reporting one server fails with an
+// error matching redlock.ErrInvalidArgument. That costs the first call one
+// more round trip. A server that refuses INFO (an ACL user without +info)
+// or reports no run_id turns the check off for its pools. Give each server
+// one pool.
 //
 // # Errors
 //
@@ -91,6 +98,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -99,18 +107,20 @@ import (
 )
 
 var (
-	_ driver.Conn       = (*Conn)(nil)
-	_ driver.Identifier = (*Conn)(nil)
-	_ driver.Notifier   = (*Conn)(nil)
-	_ driver.Waiter     = (*Conn)(nil)
+	_ driver.Conn             = (*Conn)(nil)
+	_ driver.Identifier       = (*Conn)(nil)
+	_ driver.Notifier         = (*Conn)(nil)
+	_ driver.ServerIdentifier = (*Conn)(nil)
+	_ driver.Waiter           = (*Conn)(nil)
 )
 
 // Conn is a [driver.Conn] that runs scripts on connections from a redigo
 // pool. Create one with [New].
 type Conn struct {
 	pool       *redis.Pool
-	hub        *adapt.Hub       // the pub/sub connection of Subscribe
-	background adapt.Background // the goroutines of calls whose ctx can end
+	hub        *adapt.Hub             // the pub/sub connection of Subscribe
+	background adapt.Background       // the goroutines of calls whose ctx can end
+	serverID   atomic.Pointer[string] // see ServerID; nil until settled
 }
 
 // New returns a Conn that takes a connection from pool for each call and
@@ -189,6 +199,9 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 		return nil, err
 	}
 	reply, err := redis.DoContext(conn, ctx, command, args...)
+	if c.serverID.Load() == nil && answered(err) {
+		c.learnServerID(ctx, conn)
+	}
 	return reply, adapt.ContextErr(ctx, err)
 }
 
@@ -239,13 +252,16 @@ func normalize(reply any) any {
 }
 
 // isNoScript reports whether err is the server's NOSCRIPT error reply.
-// redigo has no check of its own for it, so this reads the error code that
-// Redis puts first in the reply.
-func isNoScript(err error) bool {
+// redigo has no check of its own for it, so this reads the error code.
+func isNoScript(err error) bool { return errorCode(err) == "NOSCRIPT" }
+
+// errorCode returns the code that Redis puts first in an error reply, or
+// "" when err is no error reply.
+func errorCode(err error) string {
 	var redisErr redis.Error
 	if !errors.As(err, &redisErr) {
-		return false
+		return ""
 	}
 	code, _, _ := strings.Cut(string(redisErr), " ")
-	return code == "NOSCRIPT"
+	return code
 }

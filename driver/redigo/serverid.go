@@ -1,0 +1,67 @@
+package redigo
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// ServerID returns the run_id that the server reported to the Conn's first
+// call it answered, for [driver.ServerIdentifier], or "" before that call
+// and when the server reports none or refuses INFO. A pool can dial any
+// server, so this is how locksmith tells that two pools reach one server.
+func (c *Conn) ServerID() string {
+	if id := c.serverID.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
+
+// learnServerID asks the server behind conn, which has just answered a
+// command, for its run_id; run calls it until the ID is settled. A refused
+// INFO or a reply without run_id settles it as none; a failure of the
+// connection, the end of ctx and the error replies of a passing state
+// (BUSY, LOADING) leave it to a later call.
+func (c *Conn) learnServerID(ctx context.Context, conn redis.Conn) {
+	reply, err := redis.DoContext(conn, ctx, "INFO", "server")
+	if err != nil && (!isRedisError(err) || isPassing(err)) {
+		return
+	}
+	info, _ := reply.([]byte) // nil for an error reply or a reply of another kind: none
+	id := runID(string(info))
+	c.serverID.CompareAndSwap(nil, &id)
+}
+
+// runID returns the value of the run_id field of an INFO reply, or "".
+func runID(info string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// answered reports whether err, the error of a command, means that the
+// server answered it: there is none, or it is an error reply.
+func answered(err error) bool {
+	return err == nil || isRedisError(err)
+}
+
+func isRedisError(err error) bool {
+	var redisErr redis.Error
+	return errors.As(err, &redisErr)
+}
+
+// isPassing reports whether err is the error reply of a server that
+// refuses commands only for a while: busy with a long script, or loading
+// its data at start-up.
+func isPassing(err error) bool {
+	switch errorCode(err) {
+	case "BUSY", "LOADING":
+		return true
+	}
+	return false
+}
