@@ -79,10 +79,15 @@ func TestContention(t *testing.T) {
 		if err != nil {
 			t.Fatalf("holder Lock: %v", err)
 		}
+		// Every node has the holder's key before the rival tries, rather
+		// than only the quorum that decided the holder's Lock.
+		locktest.Settle(t)
 		if _, err := rival.TryLock(ctx, key, locktest.TTL); !errors.Is(err, redlock.ErrNotAcquired) {
 			t.Fatalf("rival TryLock while held = %v, want ErrNotAcquired", err)
-		} else if qe := quorumError(t, err); qe.Refused != len(nodes) || qe.Granted != 0 {
-			t.Errorf("rival TryLock: Granted %d, Refused %d; want 0 and %d: %v", qe.Granted, qe.Refused, len(nodes), qe)
+		} else if qe := quorumError(t, err); qe.Refused < locktest.Quorum(len(nodes)) || qe.Granted != 0 || len(qe.Errors) != 0 {
+			// The round returns once a quorum refused: the other nodes
+			// count in none of the figures.
+			t.Errorf("rival TryLock: Granted %d, Refused %d, %d errors; want 0, at least %d, none: %v", qe.Granted, qe.Refused, len(qe.Errors), locktest.Quorum(len(nodes)), qe)
 		}
 		if got := locktest.Holding(t, nodes, key, held.Value()); got != len(nodes) {
 			t.Fatalf("after the rival's attempt %d of %d nodes hold the holder's value", got, len(nodes))
@@ -249,8 +254,10 @@ func TestExtend(t *testing.T) {
 		if !errors.Is(err, redlock.ErrNotHeld) {
 			t.Fatalf("Extend after losing the key on %d of %d nodes = %v, want ErrNotHeld", q, len(nodes), err)
 		}
-		if qe := quorumError(t, err); qe.Op != "extend" || qe.Granted != len(nodes)-q || qe.Refused != q {
-			t.Errorf("Extend: Op %q, Granted %d, Refused %d; want extend, %d, %d", qe.Op, qe.Granted, qe.Refused, len(nodes)-q, q)
+		// The round ends once q refusals leave no quorum: the other nodes
+		// may or may not have granted by then.
+		if qe := quorumError(t, err); qe.Op != "extend" || qe.Granted > len(nodes)-q || qe.Refused != q {
+			t.Errorf("Extend: Op %q, Granted %d, Refused %d; want extend, at most %d, %d", qe.Op, qe.Granted, qe.Refused, len(nodes)-q, q)
 		}
 		locktest.RequireNoKey(t, nodes[:q], key)
 	})
@@ -297,6 +304,9 @@ func TestResume(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Lock: %v", err)
 		}
+		// The hand-over waits for the owner's requests still on their
+		// way: a late acquire would set its own TTL again.
+		locktest.Settle(t)
 		const longer = 3 * locktest.TTL
 		resumed, err := heir.Resume(ctx, key, original.Value(), longer)
 		if err != nil {
@@ -442,8 +452,8 @@ func TestRetryBudget(t *testing.T) {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("%s: Lock = %v, which blames a context that did not end", s.name, err)
 			}
-			if qe := quorumError(t, err); qe.Attempts != s.attempts || qe.Refused != len(nodes) {
-				t.Errorf("%s: Attempts %d, Refused %d; want %d and %d", s.name, qe.Attempts, qe.Refused, s.attempts, len(nodes))
+			if qe := quorumError(t, err); qe.Attempts != s.attempts || qe.Refused < locktest.Quorum(len(nodes)) {
+				t.Errorf("%s: Attempts %d, Refused %d; want %d and at least %d", s.name, qe.Attempts, qe.Refused, s.attempts, locktest.Quorum(len(nodes)))
 			}
 		}
 		locktest.RequireHeldBy(t, nodes, key, held.Value())

@@ -19,6 +19,7 @@ import (
 // asking every master: the others answer with a MOVED redirection.
 func clusterGet(t *testing.T, masters []*redisnode.Node, key string) any {
 	t.Helper()
+	locktest.Settle(t)
 	var value any
 	owners := 0
 	for _, m := range masters {
@@ -98,8 +99,8 @@ func TestClusterAsNode(t *testing.T) {
 					t.Fatalf("rival TryLock of %s = %v, want ErrNotAcquired", key, err)
 				}
 				var qe *redlock.QuorumError
-				if !errors.As(err, &qe) || qe.Refused != 3 {
-					t.Errorf("rival TryLock of %s: %v, want all 3 nodes refusing", key, err)
+				if !errors.As(err, &qe) || qe.Refused < 2 || qe.Granted != 0 {
+					t.Errorf("rival TryLock of %s: %v, want a quorum of the 3 nodes refusing", key, err)
 				}
 			}
 			for i, lock := range locks {

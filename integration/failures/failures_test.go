@@ -117,8 +117,10 @@ func TestMajorityDown(t *testing.T) {
 			if got := failedNodes(t, qe); !slices.Equal(got, down) {
 				t.Errorf("failed nodes %v, want %v: %v", got, down, qe)
 			}
-			if qe.Granted != 2 || qe.Attempts != retries+1 {
-				t.Errorf("Granted %d, Attempts %d; want 2 and %d: %v", qe.Granted, qe.Attempts, retries+1, qe)
+			// Each attempt ends once the down nodes' errors leave no
+			// quorum, whether or not the live nodes have granted by then.
+			if qe.Granted > 2 || qe.Attempts != retries+1 {
+				t.Errorf("Granted %d, Attempts %d; want at most 2 and %d: %v", qe.Granted, qe.Attempts, retries+1, qe)
 			}
 			for _, i := range down {
 				nodes[i].Restart(t)
@@ -303,17 +305,18 @@ func TestPausedMinority(t *testing.T) {
 				t.Errorf("%d of the %d live nodes hold the lock, want all", got, len(live))
 			}
 
+			// The live nodes' refusals decide the round: it returns
+			// without waiting for the paused nodes, which count as not
+			// answered, or as timed out if they reached their timeout
+			// first.
 			_, err = rival.Lock(ctx, key, locktest.TTL)
-			if !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, redlock.ErrNodeTimeout) {
-				t.Fatalf("rival Lock = %v, want ErrNotAcquired with ErrNodeTimeout", err)
+			if !errors.Is(err, redlock.ErrNotAcquired) {
+				t.Fatalf("rival Lock = %v, want ErrNotAcquired", err)
 			}
 			qe := quorumError(t, err)
-			if got := failedNodes(t, qe); !slices.Equal(got, paused) {
-				t.Errorf("failed nodes %v, want the paused %v: %v", got, paused, qe)
-			}
 			for _, ne := range qe.Errors {
-				if !errors.Is(ne, redlock.ErrNodeTimeout) {
-					t.Errorf("node %d: %v, want ErrNodeTimeout", ne.Node, ne.Err)
+				if !slices.Contains(paused, ne.Node) || !errors.Is(ne, redlock.ErrNodeTimeout) {
+					t.Errorf("node %d: %v, want only the paused nodes %v failing, with ErrNodeTimeout", ne.Node, ne.Err, paused)
 				}
 			}
 			if qe.Refused != len(live) {

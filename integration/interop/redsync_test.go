@@ -77,8 +77,8 @@ func TestRedsyncInterop(t *testing.T) {
 					t.Fatalf("locksmith TryLock of a key redsync holds = %v, want ErrNotAcquired", err)
 				}
 				var qe *redlock.QuorumError
-				if !errors.As(err, &qe) || qe.Refused != len(nodes) {
-					t.Errorf("locksmith TryLock: %v, want all %d nodes refusing", err, len(nodes))
+				if !errors.As(err, &qe) || qe.Refused < locktest.Quorum(len(nodes)) || qe.Granted != 0 {
+					t.Errorf("locksmith TryLock: %v, want a quorum of the %d nodes refusing", err, len(nodes))
 				}
 				locktest.RequireHeldBy(t, nodes, key, m.Value())
 				if ok, err := m.UnlockContext(ctx); !ok || err != nil {

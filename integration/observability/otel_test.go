@@ -106,8 +106,18 @@ func TestOTelMetricsAndSpans(t *testing.T) {
 				"locksmith.lock.acquires{locksmith.outcome=held}":                    1,
 				"locksmith.lock.extends{locksmith.outcome=ok}":                       1,
 				"locksmith.lock.hold.duration{locksmith.outcome=confirmed} count":    2,
-				"locksmith.node.errors{locksmith.node=2,locksmith.operation=lock}":   1,
-				"locksmith.node.errors{locksmith.node=2,locksmith.operation=unlock}": 1,
+			}
+			// A round returns once the two live nodes decided it: the
+			// stopped node's error is recorded when it came first, and
+			// then once.
+			for _, op := range []string{"lock", "unlock"} {
+				k := "locksmith.node.errors{locksmith.node=2,locksmith.operation=" + op + "}"
+				if n, ok := got[k]; ok {
+					if n != 1 {
+						t.Errorf("%s = %d, want 1 or none", k, n)
+					}
+					want[k] = n
+				}
 			}
 			if !maps.Equal(got, want) {
 				for _, k := range slices.Sorted(maps.Keys(got)) {
@@ -128,8 +138,8 @@ func TestOTelMetricsAndSpans(t *testing.T) {
 				t.Errorf("spans: got %q, want %q", names, wantNames)
 			}
 			if ended := spans.Ended(); len(ended) == len(wantNames) {
-				if n := len(ended[5].Events()); n != 1 {
-					t.Errorf("the Unlock span with node 2 stopped has %d events, want 1 node_error", n)
+				if n := len(ended[5].Events()); n > 1 {
+					t.Errorf("the Unlock span with node 2 stopped has %d events, want at most 1 node_error", n)
 				}
 			}
 			locktest.RequireNoKey(t, nodes[:2], key)

@@ -98,10 +98,10 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		if r.Nodes == 1 {
 			// The one node decides the round: its call runs on the
 			// calling goroutine, bounded by its context.
-			r.node(nodeCtx, cancel, s, node, prev, done)
+			r.node(ctx, nodeCtx, cancel, s, node, prev, done)
 			break
 		}
-		go r.node(nodeCtx, cancel, s, node, prev, done)
+		go r.node(ctx, nodeCtx, cancel, s, node, prev, done)
 	}
 	// nodeCtx ends when ctx does or Timeout has passed: then the round
 	// returns even if a call has not.
@@ -139,10 +139,21 @@ func after(ctx context.Context, prev <-chan struct{}) bool {
 
 // node runs the request of one node, after the previous request of its
 // lane, and records the reply.
-func (r *Round) node(ctx context.Context, cancel context.CancelFunc, s *roundState, node int, prev <-chan struct{}, done chan struct{}) {
+//
+// A request that waited for the previous one of its lane gets the whole
+// Timeout from the moment it is sent: the wait, bounded by the round's
+// Timeout, would otherwise leave it too little time to be sent at all (a
+// release after an extension that a slow node took long to answer). So a
+// request may run until twice Timeout after its round started.
+func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *roundState, node int, prev <-chan struct{}, done chan struct{}) {
 	reply := Reply{Err: ctx.Err()}
-	if after(ctx, prev) {
+	switch {
+	case prev == nil:
 		reply = r.Call(ctx, node)
+	case after(ctx, prev):
+		callCtx, cancelCall := adapt.WithTimeout(parent, r.Timeout)
+		reply = r.Call(callCtx, node)
+		cancelCall()
 	}
 	if done != nil {
 		close(done)

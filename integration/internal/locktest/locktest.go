@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +57,60 @@ func NewClient(t testing.TB, conns []driver.Conn, opts ...redlock.Option) *redlo
 	if err != nil {
 		t.Fatalf("redlock.New: %v", err)
 	}
+	Track(t, c)
 	return c
+}
+
+// tracked holds the Clients that Settle waits for.
+var tracked struct {
+	mu      sync.Mutex
+	clients map[*redlock.Client]struct{}
+}
+
+// Track makes Settle, and the functions here that read the nodes, wait
+// for c's requests until the test ends; the test's cleanup waits for them
+// too, so that none outlives it. NewClient tracks the Clients it makes.
+func Track(t testing.TB, c *redlock.Client) {
+	tracked.mu.Lock()
+	if tracked.clients == nil {
+		tracked.clients = make(map[*redlock.Client]struct{})
+	}
+	tracked.clients[c] = struct{}{}
+	tracked.mu.Unlock()
+	t.Cleanup(func() {
+		wait(t, c)
+		tracked.mu.Lock()
+		delete(tracked.clients, c)
+		tracked.mu.Unlock()
+	})
+}
+
+// Settle waits until no request of a tracked Client runs. A call returns
+// once a quorum decided it, and its requests to the other nodes may still
+// be on their way: reading the nodes before they end would see a schedule,
+// not the outcome.
+func Settle(t testing.TB) {
+	t.Helper()
+	tracked.mu.Lock()
+	clients := make([]*redlock.Client, 0, len(tracked.clients))
+	for c := range tracked.clients {
+		clients = append(clients, c)
+	}
+	tracked.mu.Unlock()
+	for _, c := range clients {
+		wait(t, c)
+	}
+}
+
+func wait(t testing.TB, c *redlock.Client) {
+	t.Helper()
+	// Every request is bounded by its node timeout; the limit only turns
+	// a bug into a failure instead of a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Wait(ctx); err != nil {
+		t.Fatalf("waiting for the requests of a Client: %v", err)
+	}
 }
 
 // Client is [NewClient] over [Conns].
@@ -82,6 +136,7 @@ func Quorum(n int) int { return n/2 + 1 }
 // with a raw GET.
 func Get(t testing.TB, nodes []*redisnode.Node, key string) []any {
 	t.Helper()
+	Settle(t)
 	out := make([]any, len(nodes))
 	for i, n := range nodes {
 		out[i] = n.Do(t, "GET", key)
@@ -113,6 +168,7 @@ func RequireHeldBy(t testing.TB, nodes []*redisnode.Node, key, value string) {
 // RequireNoKey fails the test if any node has key, checked with EXISTS.
 func RequireNoKey(t testing.TB, nodes []*redisnode.Node, key string) {
 	t.Helper()
+	Settle(t)
 	for i, n := range nodes {
 		if got := n.Do(t, "EXISTS", key); got != int64(0) {
 			t.Errorf("node %d (%s): EXISTS %s = %v, want 0 (value %v)", i, n.Addr(), key, got, n.Do(t, "GET", key))
@@ -123,6 +179,7 @@ func RequireNoKey(t testing.TB, nodes []*redisnode.Node, key string) {
 // Keys returns the sorted keys matching pattern on node n (KEYS pattern).
 func Keys(t testing.TB, n *redisnode.Node, pattern string) []string {
 	t.Helper()
+	Settle(t)
 	reply, ok := n.Do(t, "KEYS", pattern).([]any)
 	if !ok {
 		t.Fatalf("%s: KEYS %s did not reply with an array", n.Addr(), pattern)
@@ -149,6 +206,7 @@ func RequireEmpty(t testing.TB, nodes []*redisnode.Node) {
 // duration as Redis reports one (-2: no key, -1: no expiry).
 func PTTL(t testing.TB, n *redisnode.Node, key string) time.Duration {
 	t.Helper()
+	Settle(t)
 	ms, ok := n.Do(t, "PTTL", key).(int64)
 	if !ok {
 		t.Fatalf("%s: PTTL %s did not reply with an integer", n.Addr(), key)
