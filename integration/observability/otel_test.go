@@ -98,14 +98,14 @@ func TestOTelMetricsAndSpans(t *testing.T) {
 
 			got := collect(t, reader)
 			want := map[string]int64{
-				"locksmith.lock.acquire.duration{locksmith.outcome=acquired} count":  2,
-				"locksmith.lock.acquire.duration{locksmith.outcome=held} count":      1,
-				"locksmith.lock.acquire.attempts{locksmith.outcome=acquired} count":  2,
-				"locksmith.lock.acquire.attempts{locksmith.outcome=held} count":      1,
-				"locksmith.lock.acquires{locksmith.outcome=acquired}":                2,
-				"locksmith.lock.acquires{locksmith.outcome=held}":                    1,
-				"locksmith.lock.extends{locksmith.outcome=ok}":                       1,
-				"locksmith.lock.hold.duration{locksmith.outcome=confirmed} count":    2,
+				"locksmith.lock.acquire.duration{locksmith.outcome=acquired} count": 2,
+				"locksmith.lock.acquire.duration{locksmith.outcome=held} count":     1,
+				"locksmith.lock.acquire.attempts{locksmith.outcome=acquired} count": 2,
+				"locksmith.lock.acquire.attempts{locksmith.outcome=held} count":     1,
+				"locksmith.lock.acquires{locksmith.outcome=acquired}":               2,
+				"locksmith.lock.acquires{locksmith.outcome=held}":                   1,
+				"locksmith.lock.extends{locksmith.outcome=ok}":                      1,
+				"locksmith.lock.hold.duration{locksmith.outcome=confirmed} count":   2,
 			}
 			// A round returns once the two live nodes decided it: the
 			// stopped node's error is recorded when it came first, and
