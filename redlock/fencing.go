@@ -21,16 +21,11 @@ const fenceSuffix = ":fencing-token"
 // when it has one, otherwise in a hash tag made of the whole key. A key
 // with no hash tag that contains '}' cannot be wrapped in one.
 func fenceKey(key string) (string, error) {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			return key + fenceSuffix, nil
-		}
-	}
-	if strings.IndexByte(key, '}') >= 0 {
+	if !scripts.HasHashTag(key) && strings.IndexByte(key, '}') >= 0 {
 		return "", invalidf("fenced key %s has no hash tag and contains '}', so no counter key can share its hash slot; give it a hash tag such as %s",
 			keytext.Quote(key), keytext.Quote("{"+strings.ReplaceAll(key, "}", "")+"}"))
 	}
-	return "{" + key + "}" + fenceSuffix, nil
+	return scripts.SameSlot(key, fenceSuffix), nil
 }
 
 // fencedKeys returns the lock keys followed by their counters, as the

@@ -11,8 +11,12 @@ import (
 )
 
 // snapshot returns every key, its value (strings only) and its TTL on every
-// node, to show that a call changed nothing.
+// node, to show that a call changed nothing, once the requests of the
+// clients made by c.client have ended.
 func (c *cluster) snapshot() []map[string]string {
+	for _, client := range c.clients {
+		_ = client.Wait(context.Background()) // Background never ends
+	}
 	var all []map[string]string
 	for _, s := range c.servers {
 		m := make(map[string]string)
@@ -131,8 +135,10 @@ func TestInspectFencingCounter(t *testing.T) {
 		if err := l.Unlock(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		c.settle(t) // every node takes part in the next lock
 	}
 	l := mustLock(t, client, "fenced", time.Minute)
+	c.settle(t)
 	before := c.snapshot()
 	in := mustInspect(t, client, "fenced")
 	if !sameSnapshot(before, c.snapshot()) {

@@ -6,15 +6,30 @@ import "strings"
 const releaseSuffix = ":released"
 
 // ReleaseChannel returns the pub/sub channel on which the Release script
-// announces that key was released. It builds the same name as release.lua:
-// key followed by ":released" when key has a hash tag (a '{' followed later
-// by a '}' with something in between), otherwise the whole key wrapped in a
-// hash tag, so that the channel hashes to the key's cluster slot.
+// announces that key was released: [SameSlot] of key and ":released", the
+// name release.lua builds too.
 func ReleaseChannel(key string) string {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			return key + releaseSuffix
-		}
+	return SameSlot(key, releaseSuffix)
+}
+
+// HasHashTag reports whether key has a Redis Cluster hash tag: a '{'
+// followed later by a '}' with something in between. Only the tag is
+// hashed to find the key's slot.
+func HasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	return open >= 0 && strings.IndexByte(key[open+1:], '}') > 0
+}
+
+// SameSlot returns a name made of key and suffix that lies in key's Redis
+// Cluster hash slot: key followed by suffix when key has a hash tag,
+// otherwise the whole key wrapped in one. This is the one rule by which
+// locksmith names what goes with a key (its fencing counter, its release
+// channel); release.lua follows it for the channel, and a test checks that
+// both agree. A key without a hash tag that contains '}' ends the tag it is
+// wrapped in early: its callers that need the exact slot refuse such keys.
+func SameSlot(key, suffix string) string {
+	if HasHashTag(key) {
+		return key + suffix
 	}
-	return "{" + key + "}" + releaseSuffix
+	return "{" + key + "}" + suffix
 }
