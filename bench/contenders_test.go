@@ -123,7 +123,19 @@ func newLocksmith(tb testing.TB, conns []driver.Conn, ttl time.Duration) contend
 	if err != nil {
 		tb.Fatal(err)
 	}
+	settleAtEnd(tb, client)
 	return locksmithContender{client, ttl}
+}
+
+// settleAtEnd waits, when tb ends and before the Redis clients under
+// client are closed (their cleanups were registered first), for the
+// requests that client's calls left running once a quorum had decided.
+func settleAtEnd(tb testing.TB, client *redlock.Client) {
+	tb.Cleanup(func() {
+		if err := client.Wait(context.Background()); err != nil {
+			tb.Error(err)
+		}
+	})
 }
 
 func newLocksmithGoredis(tb testing.TB, addrs []string) contender {

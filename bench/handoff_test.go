@@ -87,6 +87,7 @@ func newLocksmithPolling(tb testing.TB, addrs []string) contender {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	settleAtEnd(tb, client)
 	return locksmithContender{client, ttl}
 }
 
