@@ -29,13 +29,17 @@ func ExampleClient_Inspect() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for i, node := range in.Nodes {
-		fmt.Printf("node %d: held %v, ours %v\n", i, node.Exists, node.Value == lock.Value())
+	// A Lock returns once a quorum granted it, so the last node may not
+	// have answered yet: count the nodes that hold our value.
+	ours := 0
+	for _, node := range in.Nodes {
+		if node.Exists && node.Value == lock.Value() {
+			ours++
+		}
 	}
+	fmt.Printf("our value on a quorum of %d of %d nodes: %v\n", in.Quorum, len(in.Nodes), ours >= in.Quorum)
 	fmt.Println("quorum holds it:", in.Held, "at least until the lock's validity:", !in.HeldUntil.Before(lock.ValidUntil()))
 	// Output:
-	// node 0: held true, ours true
-	// node 1: held true, ours true
-	// node 2: held true, ours true
+	// our value on a quorum of 2 of 3 nodes: true
 	// quorum holds it: true at least until the lock's validity: true
 }

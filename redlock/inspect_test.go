@@ -168,6 +168,7 @@ func TestInspectNodeError(t *testing.T) {
 	c := newCluster(t, 3)
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 	l := mustLock(t, client, "job", time.Minute)
+	c.settle(t) // node 2 has answered the acquire
 	c.setFaults(faults.Fail, faults.Hang)
 	in := mustInspect(t, client, "job")
 	if in.Nodes[0].Err == nil || in.Nodes[1].Err == nil {

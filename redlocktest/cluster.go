@@ -1,6 +1,7 @@
 package redlocktest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,9 +21,21 @@ type Cluster struct {
 	t     testing.TB // nil for a Cluster made by Start
 	nodes []*Node
 
-	mu     sync.Mutex
-	errs   []error // what went wrong, for Close, when t is nil
-	closed bool
+	mu      sync.Mutex
+	errs    []error // what went wrong, for Close, when t is nil
+	closed  bool
+	clients []*redlock.Client // made by Client, waited for by settle
+}
+
+// settle waits until no request of the Clients made by [Cluster.Client]
+// runs; then each node's own settle waits for what reached its server.
+func (c *Cluster) settle() {
+	c.mu.Lock()
+	clients := c.clients
+	c.mu.Unlock()
+	for _, client := range clients {
+		_ = client.Wait(context.Background()) // Background never ends
+	}
 }
 
 var errNilCluster = errors.New("redlocktest: nil Cluster")
@@ -177,6 +190,9 @@ func (c *Cluster) Client(opts ...redlock.Option) *redlock.Client {
 		c.fail(err)
 		return nil
 	}
+	c.mu.Lock()
+	c.clients = append(c.clients, client)
+	c.mu.Unlock()
 	return client
 }
 
@@ -226,9 +242,11 @@ func (c *Cluster) LoseLock(lock *redlock.Lock) {
 //
 // A redlock call returns once a quorum decided it, while its requests to
 // the other nodes may still be on their way. Holders, LoseLock, Advance and
-// the Node methods that read keys first wait for the requests that reached
-// the servers, so that what they see and do does not depend on the
-// schedule; requests held back by Node.Hang are not waited for.
+// the Node methods that read keys first wait for them, so that what they
+// see and do does not depend on the schedule: for the Clients made by
+// [Cluster.Client], for every request they sent (one held back by Node.Hang
+// until its per-node timeout); for other Clients, for the requests that
+// reached the servers.
 func (c *Cluster) Holders(lock *redlock.Lock) int {
 	if c == nil {
 		return 0

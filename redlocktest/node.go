@@ -62,6 +62,7 @@ func (n *Node) end() {
 // A request held back by Hang is not waited for: it reaches the server
 // only after Resume.
 func (n *Node) settle() {
+	n.cluster.settle()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for n.applying > 0 {
@@ -162,6 +163,7 @@ func (n *Node) Stop() {
 	if n.missing() {
 		return
 	}
+	n.settle() // the fault comes after the requests already on their way
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.stopped {
@@ -197,6 +199,7 @@ func (n *Node) Forget() {
 	if n.missing() {
 		return
 	}
+	n.settle() // the fault comes after the requests already on their way
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.stopped {
@@ -237,6 +240,7 @@ func (n *Node) Hang() {
 	if n.missing() {
 		return
 	}
+	n.settle() // the fault comes after the requests already on their way
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.resumed == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/driver/goredis"
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // connOptions are the flags and environment that say how to reach the
@@ -50,6 +52,15 @@ func (ns nodeList) close() {
 	for _, n := range ns {
 		n.client.Close()
 	}
+}
+
+// closeAfter closes the nodes' clients once no request of client runs: a
+// call returns as soon as a quorum decided it, and the requests to the
+// other nodes (a release, say) must still reach them before the command
+// exits. Each is bounded by the per-node timeout.
+func closeAfter(client *redlock.Client, ns nodeList) {
+	_ = client.Wait(context.Background()) // Background never ends
+	ns.close()
 }
 
 // dialTimeout bounds the connection to a node; each request is bounded

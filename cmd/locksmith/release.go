@@ -101,7 +101,7 @@ func (a *app) releaseValue(key, value string) error {
 	if err != nil {
 		return err
 	}
-	defer nodes.close()
+	defer closeAfter(client, nodes)
 	shown := redlock.NodeState{Value: value}.ValuePrefix()
 	lock, err := client.Resume(context.Background(), key, value, releaseTTL)
 	if err != nil {

@@ -212,7 +212,7 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	defer nodes.close()
+	defer closeAfter(client, nodes)
 
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)

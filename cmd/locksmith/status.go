@@ -72,7 +72,7 @@ func (a *app) status(keys []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	defer nodes.close()
+	defer closeAfter(client, nodes)
 	var report statusReport
 	short := false
 	for _, key := range keys {
