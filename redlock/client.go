@@ -211,7 +211,7 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 	}
 	nodeTimeout := c.cfg.nodeTimeout
 	if !c.cfg.nodeTimeoutSet {
-		nodeTimeout = min(max(time.Duration(float64(ttl)*DefaultNodeTimeoutFraction), DefaultNodeTimeoutMin), DefaultNodeTimeoutMax)
+		nodeTimeout = min(max(time.Duration(float64(ttl)*defaultNodeTimeoutFraction), defaultNodeTimeoutMin), defaultNodeTimeoutMax)
 	}
 	// A round waits up to the node timeout for a node that does not
 	// answer: with no validity left after that, one such node would fail
