@@ -170,7 +170,7 @@ type request struct {
 	names  []string // as given by the caller
 	keys   []string // with the key prefix
 	fenced []string // keys followed by their fencing counters, with WithFencing
-	// extra holds the keys for custom scripts, with WithExtraKeys. It is
+	// extra holds the keys for custom scripts, with Scripts.ExtraKeys. It is
 	// a pointer to keep request within the size that closures copy
 	// rather than move to the heap.
 	extra       *[]string

@@ -75,13 +75,8 @@ type config struct {
 	obs       observers
 	nilLogger bool
 
-	acquire, extend, release scriptUse
-	scriptFuncs              [3]func(string) string // by scriptKind, when scriptSet
-	scriptSet                [3]bool
-	extraKeys                func([]string) []string
-	extraKeysSet             bool
-	extraArgs                []string
-	extraArgsSet             bool
+	scripts                  Scripts   // WithScripts
+	acquire, extend, release scriptUse // built from scripts by buildScripts
 }
 
 func newConfig(opts []Option) (config, error) {
