@@ -13,12 +13,15 @@ import (
 // low (see WithRenewal). The context passed to fn is cancelled as soon as
 // the lock can no longer be guaranteed, with a cause matching ErrLockLost,
 // before the lock's validity ends; fn must stop using the resource then.
-// Check ctx.Err() right before each use: it also compares the clock with
-// the lock's deadline, so it reports the loss on time even when a starved
-// process runs the timers that close ctx.Done() late. [LockFromContext]
-// returns the lock, for its fencing token.
 // It is also cancelled with a cause matching ErrHoldLimit when a bound set
 // by WithMaxHold or WithMaxRenewals is reached, and when ctx is done.
+// [LockFromContext] returns the lock, for its fencing token.
+//
+// Check the Err of the context fn gets right before each use of the
+// resource: it also compares the clock with the lock's loss deadline, so it
+// reports the loss on time even when a starved process runs the timers that
+// close Done late. Contexts derived from it behave as [Lock.KeepAlive]
+// says: only those made with context.WithValue check the clock too.
 //
 // Do returns the error of Lock when the lock is not acquired. Otherwise it
 // returns fn's error joined with the cause of a lost lock or reached hold

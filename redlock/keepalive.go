@@ -12,13 +12,24 @@ import (
 //
 // The context is cancelled, before l's validity ends, as soon as the lock
 // can no longer be guaranteed; its cause (context.Cause) then matches
-// ErrLockLost. Its Err method also compares the clock with the lock's
-// deadline, so a holder that checks ctx.Err() before each use of the
-// resource sees the loss on time even when the timers that close
-// ctx.Done() run late. It is cancelled with a cause matching ErrHoldLimit
-// when a bound set by WithMaxHold or WithMaxRenewals is reached, with
-// ErrReleased when l is unlocked, and when ctx is done, after which renewal
-// stops too. [LockFromContext] returns l from it.
+// ErrLockLost. It is cancelled with a cause matching ErrHoldLimit when a
+// bound set by WithMaxHold or WithMaxRenewals is reached, with ErrReleased
+// when l is unlocked, and when ctx is done, after which renewal stops too.
+// [LockFromContext] returns l from it.
+//
+// Its Err method also compares the clock with the lock's loss deadline
+// (see WithRenewal) and cancels the context once it has passed, so a holder
+// that checks Err before each use of the resource sees the loss on time
+// even when the timers that close Done run late. That check is the
+// returned context's own. A context derived from it with context.WithValue
+// asks it, and checks the clock too. One derived with context.WithCancel,
+// WithTimeout, WithDeadline or their Cause forms has an Err of its own,
+// which does not: it learns of the loss only when the returned context is
+// cancelled (its Done closes then, with the same cause), that is when the
+// loss timer fires or when the returned context's Err finds the deadline
+// passed. Where only such a context is at hand, [Lock.TTL] of the lock from
+// LockFromContext reads the clock: it is 0 once ValidUntil has passed,
+// which leaves no margin, since the loss deadline comes before it.
 //
 // stop ends the renewal, waits for the background goroutine to return and
 // cancels the context; it does not release the lock. It may be called more
