@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // TestContendersExclude checks that every contender really locks: while
@@ -124,10 +122,11 @@ func TestGrayContendersExclude(t *testing.T) {
 }
 
 // TestGrayNodeTimeout checks that locksmith's default per-node timeout at
-// grayTTL is the grayNodeTimeout every other contender is given.
+// grayTTL, as redlock.WithNodeTimeout documents it (5% of the TTL, at least
+// 5 ms and at most 1 s), is the grayNodeTimeout every other contender is
+// given.
 func TestGrayNodeTimeout(t *testing.T) {
-	got := time.Duration(float64(grayTTL) * redlock.DefaultNodeTimeoutFraction)
-	got = min(max(got, redlock.DefaultNodeTimeoutMin), redlock.DefaultNodeTimeoutMax)
+	got := min(max(grayTTL/20, 5*time.Millisecond), time.Second)
 	if got != grayNodeTimeout {
 		t.Errorf("locksmith's default node timeout at a TTL of %v is %v, want grayNodeTimeout %v", grayTTL, got, grayNodeTimeout)
 	}

@@ -170,7 +170,7 @@ type request struct {
 	names  []string // as given by the caller
 	keys   []string // with the key prefix
 	fenced []string // keys followed by their fencing counters, with WithFencing
-	// extra holds the keys for custom scripts, with WithExtraKeys. It is
+	// extra holds the keys for custom scripts, with Scripts.ExtraKeys. It is
 	// a pointer to keep request within the size that closures copy
 	// rather than move to the heap.
 	extra       *[]string
@@ -211,7 +211,7 @@ func (c *Client) newRequest(names []string, ttl time.Duration) (request, error) 
 	}
 	nodeTimeout := c.cfg.nodeTimeout
 	if !c.cfg.nodeTimeoutSet {
-		nodeTimeout = min(max(time.Duration(float64(ttl)*DefaultNodeTimeoutFraction), DefaultNodeTimeoutMin), DefaultNodeTimeoutMax)
+		nodeTimeout = min(max(time.Duration(float64(ttl)*defaultNodeTimeoutFraction), defaultNodeTimeoutMin), defaultNodeTimeoutMax)
 	}
 	// A round waits up to the node timeout for a node that does not
 	// answer: with no validity left after that, one such node would fail

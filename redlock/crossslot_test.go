@@ -103,8 +103,10 @@ func TestCrossSlotFailsResume(t *testing.T) {
 	conns := []driver.Conn{c.conns[0], c.conns[1], &clusterNode{Conn: c.conns[2]}}
 	client, err := redlock.New(conns,
 		redlock.WithNodeTimeout(testNodeTimeout),
-		redlock.WithExtendScript(func(def string) string { return def + "\n-- custom\n" }),
-		redlock.WithExtraKeys(func([]string) []string { return []string{"audit"} }),
+		redlock.WithScripts(redlock.Scripts{
+			Extend:    func(def string) string { return def + "\n-- custom\n" },
+			ExtraKeys: func([]string) []string { return []string{"audit"} },
+		}),
 	)
 	if err != nil {
 		t.Fatal(err)

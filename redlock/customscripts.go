@@ -14,73 +14,66 @@ type scriptUse struct {
 	custom bool // not the default: it gets the extra keys and arguments
 }
 
-// scriptKind is one of the three scripts that can be customized.
-type scriptKind int
-
-const (
-	acquireScript scriptKind = iota
-	extendScript
-	releaseScript
-)
-
+// The three scripts that can be customized, in the order of Scripts'
+// fields.
 var scriptNames = [...]string{"acquire", "extend", "release"}
 
 var defaultScripts = [...]*scripts.Script{scripts.Acquire, scripts.Extend, scripts.Release}
 
-// scriptOption records the function that makes a custom script; newConfig
-// calls it.
-func scriptOption(kind scriptKind, f func(defaultSource string) string) Option {
-	return optionFunc(func(c *config) {
-		c.scriptFuncs[kind] = f
-		c.scriptSet[kind] = true
-	})
+// Scripts are the Lua scripts a Client runs on each node, for [WithScripts]:
+// each non-nil function makes one of them from the default script's source,
+// and the extra keys and arguments are passed to those that differ from
+// the default. The contract every script must keep (KEYS, ARGV, replies)
+// is in the package documentation, "Custom scripts". A nil field leaves
+// the default: the zero Scripts changes nothing.
+type Scripts struct {
+	// Acquire returns the script that takes a lock on each node, given
+	// the default's source: a replacement, or the default with additions.
+	// It cannot be combined with WithFencing, whose acquisition runs
+	// scripts of its own. Default: the built-in script, SET NX PX on each
+	// key.
+	Acquire func(defaultSource string) string
+
+	// Extend returns the script that extends a lock on each node, as
+	// Acquire does for acquisition. Default: the built-in script, PEXPIRE
+	// of each key that still holds the owner's value.
+	Extend func(defaultSource string) string
+
+	// Release returns the script that releases a lock on each node, as
+	// Acquire does for acquisition. Default: the built-in script, DEL of
+	// each key that still holds the owner's value.
+	Release func(defaultSource string) string
+
+	// ExtraKeys returns, for the keys of a lock (with the key prefix),
+	// extra Redis keys passed to the custom scripts after the lock keys.
+	// It is called once per Lock, Extend (each renewal included) or Resume
+	// call, must return the same keys for the same lock keys, and may
+	// return none, but no empty key; it gets a copy of the lock keys. On
+	// Redis Cluster the extra keys must hash to the lock keys' slot, for
+	// example "{invoice:42}:owner" beside the lock key "{invoice:42}".
+	// Default: no extra keys.
+	ExtraKeys func(lockKeys []string) []string
+
+	// ExtraArgs are passed to the custom scripts after their own ARGV.
+	// Default: none.
+	ExtraArgs []string
 }
 
-// WithAcquireScript sets the Lua script that takes a lock on each node.
-// New calls f with the default script's source and runs what it returns,
-// so f can return a replacement or the default with additions. Its contract
-// (KEYS, ARGV, replies) is in the package documentation, "Custom scripts".
-// It cannot be combined with WithFencing, whose acquisition runs scripts of
-// its own. Default: the built-in script, SET NX PX on each key.
-func WithAcquireScript(f func(defaultSource string) string) Option {
-	return scriptOption(acquireScript, f)
-}
-
-// WithExtendScript sets the Lua script that extends a lock on each node, as
-// WithAcquireScript does for acquisition. Default: the built-in script,
-// PEXPIRE of each key that still holds the owner's value.
-func WithExtendScript(f func(defaultSource string) string) Option {
-	return scriptOption(extendScript, f)
-}
-
-// WithReleaseScript sets the Lua script that releases a lock on each node,
-// as WithAcquireScript does for acquisition. Default: the built-in script,
-// DEL of each key that still holds the owner's value.
-func WithReleaseScript(f func(defaultSource string) string) Option {
-	return scriptOption(releaseScript, f)
-}
-
-// WithExtraKeys sets a function that returns, for the keys of a lock (with
-// the key prefix), extra Redis keys passed to the custom scripts after the
-// lock keys. It is called once per Lock, Extend (each renewal included) or
-// Resume call, must return the same keys for the same lock keys, and may
-// return none; it gets a copy of the lock keys. On Redis Cluster the extra keys must hash to the lock keys' slot, for
-// example "{invoice:42}:owner" beside the lock key "{invoice:42}". Default:
-// no extra keys.
-func WithExtraKeys(f func(lockKeys []string) []string) Option {
-	return optionFunc(func(c *config) {
-		c.extraKeys = f
-		c.extraKeysSet = true
-	})
-}
-
-// WithExtraArgs sets extra arguments passed to the custom scripts after
-// their own ARGV. Default: none.
-func WithExtraArgs(args ...string) Option {
-	return optionFunc(func(c *config) {
-		c.extraArgs = append([]string(nil), args...)
-		c.extraArgsSet = true
-	})
+// WithScripts replaces the Lua scripts a Client runs on each node, or
+// wraps the defaults, and gives the custom scripts extra KEYS and ARGV;
+// see [Scripts]. New calls each function of s once, with the default
+// script's source, and runs what it returns: with SCRIPT LOAD and EVALSHA,
+// falling back to EVAL when a node has forgotten it, like the defaults.
+// Given more than once, the last one counts. Default: the built-in
+// scripts, with no extra keys or arguments.
+//
+// New returns an error matching [ErrInvalidArgument] when a function
+// returns an empty script, when extra keys or arguments are given but
+// every script is the default (the defaults take neither), and for a
+// custom Acquire with WithFencing.
+func WithScripts(s Scripts) Option {
+	s.ExtraArgs = append([]string(nil), s.ExtraArgs...)
+	return optionFunc(func(c *config) { c.scripts = s })
 }
 
 func (c *config) scriptUses() [3]*scriptUse {
@@ -89,14 +82,11 @@ func (c *config) scriptUses() [3]*scriptUse {
 
 // buildScripts makes the scripts of the Client from the script options.
 func (c *config) buildScripts() error {
+	funcs := [...]func(string) string{c.scripts.Acquire, c.scripts.Extend, c.scripts.Release}
 	for kind, def := range defaultScripts {
 		use := scriptUse{script: def}
-		if c.scriptSet[kind] {
+		if f := funcs[kind]; f != nil {
 			name := scriptNames[kind]
-			f := c.scriptFuncs[kind]
-			if f == nil {
-				return invalidf("nil %s script function", name)
-			}
 			src := f(def.Source())
 			if strings.TrimSpace(src) == "" {
 				return invalidf("the %s script is empty", name)
@@ -108,9 +98,7 @@ func (c *config) buildScripts() error {
 		*c.scriptUses()[kind] = use
 	}
 	switch {
-	case c.extraKeysSet && c.extraKeys == nil:
-		return invalidf("nil extra keys function")
-	case (c.extraKeysSet || c.extraArgsSet) && !c.anyCustomScript():
+	case (c.scripts.ExtraKeys != nil || len(c.scripts.ExtraArgs) > 0) && !c.anyCustomScript():
 		return invalidf("extra keys or arguments are only passed to custom scripts, and every script is the default")
 	case c.fencing && c.acquire.custom:
 		return invalidf("a custom acquire script cannot be combined with WithFencing")
@@ -125,12 +113,12 @@ func (c *config) anyCustomScript() bool {
 }
 
 // extraKeysOf returns the extra keys of a lock with the given keys, nil
-// without WithExtraKeys.
+// without Scripts.ExtraKeys.
 func (c *config) extraKeysOf(keys []string) (*[]string, error) {
-	if c.extraKeys == nil {
+	if c.scripts.ExtraKeys == nil {
 		return nil, nil
 	}
-	extra := c.extraKeys(append([]string(nil), keys...))
+	extra := c.scripts.ExtraKeys(append([]string(nil), keys...))
 	for _, k := range extra {
 		if k == "" {
 			return nil, invalidf("the extra keys function returned an empty key")
@@ -148,7 +136,7 @@ func (c *Client) scriptInput(s scriptUse, req request, args []string) (request, 
 	if req.extra != nil {
 		req.keys = append(req.keys[:len(req.keys):len(req.keys)], *req.extra...)
 	}
-	return req, append(args[:len(args):len(args)], c.cfg.extraArgs...)
+	return req, append(args[:len(args):len(args)], c.cfg.scripts.ExtraArgs...)
 }
 
 // runScript runs s on every node, as round does, with its input.

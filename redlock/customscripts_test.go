@@ -15,9 +15,16 @@ import (
 func ownerOptions(owner string) []redlock.Option {
 	return []redlock.Option{
 		redlock.WithNodeTimeout(testNodeTimeout),
-		redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
-		redlock.WithExtraKeys(func(keys []string) []string { return []string{keys[0] + ":owner"} }),
-		redlock.WithExtraArgs(owner),
+		redlock.WithScripts(ownerScripts(owner)),
+	}
+}
+
+// ownerScripts are the scripts of ownerOptions.
+func ownerScripts(owner string) redlock.Scripts {
+	return redlock.Scripts{
+		Acquire:   func(string) string { return ownerAcquire },
+		ExtraKeys: func(keys []string) []string { return []string{keys[0] + ":owner"} },
+		ExtraArgs: []string{owner},
 	}
 }
 
@@ -78,8 +85,9 @@ return 0
 
 func TestCustomReleaseGetsExtraKeys(t *testing.T) {
 	c := newCluster(t, 3)
-	opts := append(ownerOptions("worker-1"), redlock.WithReleaseScript(func(string) string { return ownerRelease }))
-	client := c.client(t, opts...)
+	scripts := ownerScripts("worker-1")
+	scripts.Release = func(string) string { return ownerRelease }
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithScripts(scripts))
 	l := mustLock(t, client, "{job:8}", 5*time.Second)
 	// A node that forgot its scripts gets the custom one again with EVAL.
 	c.faults[1].ForgetScripts(true)
@@ -98,8 +106,8 @@ func TestWrappedDefaultGetsExtraArgs(t *testing.T) {
 	wrap := func(def string) string {
 		return "if ARGV[3] == 'frozen' then return 0 end\n" + def
 	}
-	frozen := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithAcquireScript(wrap), redlock.WithExtraArgs("frozen"))
-	open := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithAcquireScript(wrap), redlock.WithExtraArgs("open"))
+	frozen := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithScripts(redlock.Scripts{Acquire: wrap, ExtraArgs: []string{"frozen"}}))
+	open := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithScripts(redlock.Scripts{Acquire: wrap, ExtraArgs: []string{"open"}}))
 	ctx := context.Background()
 	if _, err := frozen.TryLock(ctx, "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryLock through the frozen wrapper: got %v, want ErrNotAcquired", err)
@@ -118,27 +126,28 @@ func TestWrappedDefaultGetsExtraArgs(t *testing.T) {
 
 func TestScriptOptionsRejectBadInput(t *testing.T) {
 	c := newCluster(t, 1)
-	custom := redlock.WithAcquireScript(func(string) string { return ownerAcquire })
+	custom := func(string) string { return ownerAcquire }
+	const onlyDefaults = "redlock: invalid argument: extra keys or arguments are only passed to custom scripts, and every script is the default"
 	tests := []struct {
 		name string
 		opts []redlock.Option
 		want string
 	}{
-		{"nil acquire function", []redlock.Option{redlock.WithAcquireScript(nil)},
-			"redlock: invalid argument: nil acquire script function"},
-		{"empty extend script", []redlock.Option{redlock.WithExtendScript(func(string) string { return "" })},
+		{"empty extend script", []redlock.Option{redlock.WithScripts(redlock.Scripts{Extend: func(string) string { return "" }})},
 			"redlock: invalid argument: the extend script is empty"},
-		{"blank release script", []redlock.Option{redlock.WithReleaseScript(func(string) string { return " \n\t" })},
+		{"blank release script", []redlock.Option{redlock.WithScripts(redlock.Scripts{Release: func(string) string { return " \n\t" }})},
 			"redlock: invalid argument: the release script is empty"},
-		{"nil extra keys function", []redlock.Option{custom, redlock.WithExtraKeys(nil)},
-			"redlock: invalid argument: nil extra keys function"},
-		{"extra args with default scripts", []redlock.Option{redlock.WithExtraArgs("x")},
-			"redlock: invalid argument: extra keys or arguments are only passed to custom scripts, and every script is the default"},
-		{"extra keys with a wrapper that changes nothing", []redlock.Option{
-			redlock.WithExtendScript(func(def string) string { return def }),
-			redlock.WithExtraKeys(func([]string) []string { return nil })},
-			"redlock: invalid argument: extra keys or arguments are only passed to custom scripts, and every script is the default"},
-		{"custom acquire with fencing", []redlock.Option{custom, redlock.WithFencing()},
+		{"extra args with default scripts", []redlock.Option{redlock.WithScripts(redlock.Scripts{ExtraArgs: []string{"x"}})},
+			onlyDefaults},
+		{"extra keys with a wrapper that changes nothing", []redlock.Option{redlock.WithScripts(redlock.Scripts{
+			Extend:    func(def string) string { return def },
+			ExtraKeys: func([]string) []string { return nil }})},
+			onlyDefaults},
+		{"custom scripts replaced by extra args alone", []redlock.Option{
+			redlock.WithScripts(redlock.Scripts{Acquire: custom}),
+			redlock.WithScripts(redlock.Scripts{ExtraArgs: []string{"x"}})},
+			onlyDefaults},
+		{"custom acquire with fencing", []redlock.Option{redlock.WithScripts(redlock.Scripts{Acquire: custom}), redlock.WithFencing()},
 			"redlock: invalid argument: a custom acquire script cannot be combined with WithFencing"},
 	}
 	for _, tt := range tests {
@@ -154,8 +163,10 @@ func TestScriptOptionsRejectBadInput(t *testing.T) {
 
 func TestEmptyExtraKeyIsRejected(t *testing.T) {
 	c := newCluster(t, 1)
-	client := c.client(t, redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
-		redlock.WithExtraKeys(func([]string) []string { return []string{""} }))
+	client := c.client(t, redlock.WithScripts(redlock.Scripts{
+		Acquire:   func(string) string { return ownerAcquire },
+		ExtraKeys: func([]string) []string { return []string{""} },
+	}))
 	_, err := client.TryLock(context.Background(), "k", time.Second)
 	checkInvalid(t, err, "redlock: invalid argument: the extra keys function returned an empty key")
 	if calls := c.faults[0].Calls(); calls != 0 {
@@ -167,13 +178,15 @@ func TestEmptyExtraKeyIsRejected(t *testing.T) {
 // not change the lock.
 func TestExtraKeysFunctionCannotChangeLockKeys(t *testing.T) {
 	c := newCluster(t, 1)
-	client := c.client(t, redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
-		redlock.WithExtraKeys(func(keys []string) []string {
+	client := c.client(t, redlock.WithScripts(redlock.Scripts{
+		Acquire: func(string) string { return ownerAcquire },
+		ExtraKeys: func(keys []string) []string {
 			extra := []string{keys[0] + ":owner"}
 			keys[0] = "other"
 			return extra
-		}),
-		redlock.WithExtraArgs("me"))
+		},
+		ExtraArgs: []string{"me"},
+	}))
 	l, err := client.TryLock(context.Background(), "{k}", time.Second)
 	if err != nil {
 		t.Fatalf("TryLock: %v", err)
@@ -183,5 +196,30 @@ func TestExtraKeysFunctionCannotChangeLockKeys(t *testing.T) {
 	}
 	if keys := strings.Join(c.servers[0].Keys(), ","); keys != "{k},{k}:owner" {
 		t.Errorf("keys on the node: %s", keys)
+	}
+}
+
+// A nil field of Scripts leaves that script at its default (the table of
+// TestScriptOptionsRejectBadInput counts on it too), so the zero Scripts
+// changes nothing.
+func TestZeroScriptsChangeNothing(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithScripts(redlock.Scripts{}))
+	l := mustLock(t, client, "k", 5*time.Second)
+	if err := l.Unlock(context.Background()); err != nil || c.keyCount() != 0 {
+		t.Errorf("Unlock = %v with %d keys left, want nil and none", err, c.keyCount())
+	}
+}
+
+// WithScripts keeps its own copy of ExtraArgs: changing the caller's slice
+// afterwards changes nothing.
+func TestExtraArgsAreCopied(t *testing.T) {
+	c := newCluster(t, 3)
+	scripts := ownerScripts("worker-1")
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithScripts(scripts))
+	scripts.ExtraArgs[0] = "worker-2"
+	mustLock(t, client, "{job:9}", 5*time.Second)
+	if got := c.holders(t, "{job:9}:owner", "worker-1"); got != 3 {
+		t.Errorf("owner key holds worker-1 on %d nodes, want 3", got)
 	}
 }

@@ -133,9 +133,8 @@
 // # Custom scripts
 //
 // The Lua scripts a Client runs on each node can be replaced, or the
-// defaults wrapped, with [WithAcquireScript], [WithExtendScript] and
-// [WithReleaseScript], and given extra KEYS and ARGV with [WithExtraKeys]
-// and [WithExtraArgs]. A custom script is loaded with SCRIPT LOAD and run
+// defaults wrapped, and given extra KEYS and ARGV, with [WithScripts]
+// ([Scripts]). A custom script is loaded with SCRIPT LOAD and run
 // with EVALSHA, falling back to EVAL when a node has forgotten it, like the
 // defaults. Each must keep the contract below, on which the lock's safety
 // rests.

@@ -154,16 +154,16 @@ end
 return 0
 `
 
-func ExampleWithAcquireScript() {
+func ExampleWithScripts() {
 	conns, stop := exampleNodes(3)
 	defer stop()
 
-	client, err := redlock.New(conns,
-		redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
+	client, err := redlock.New(conns, redlock.WithScripts(redlock.Scripts{
+		Acquire: func(string) string { return ownerAcquire },
 		// "{invoice:42}" and "{invoice:42}:owner" share a hash slot.
-		redlock.WithExtraKeys(func(keys []string) []string { return []string{keys[0] + ":owner"} }),
-		redlock.WithExtraArgs("billing-worker-7"),
-	)
+		ExtraKeys: func(keys []string) []string { return []string{keys[0] + ":owner"} },
+		ExtraArgs: []string{"billing-worker-7"},
+	}))
 	if err != nil {
 		log.Fatal(err)
 	}

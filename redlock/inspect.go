@@ -69,8 +69,8 @@ type NodeState struct {
 // so it may run at any time next to the locks of any Client. Its answer is a
 // snapshot, out of date as soon as it returns.
 //
-// Each node is bounded by the timeout of [WithNodeTimeout], or
-// [DefaultNodeTimeoutMax] without it. A node that fails has its error in
+// Each node is bounded by the timeout of [WithNodeTimeout], or 1 s without
+// it. A node that fails has its error in
 // [NodeState.Err]; Inspect itself returns an error, matching
 // [ErrInvalidArgument], only for a nil ctx or an empty key.
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
@@ -85,7 +85,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 	if counter, err := fenceKey(lockKey); err == nil {
 		keys = append(keys, counter)
 	}
-	timeout := DefaultNodeTimeoutMax
+	timeout := defaultNodeTimeoutMax
 	if c.cfg.nodeTimeoutSet {
 		timeout = c.cfg.nodeTimeout
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
-// The node timeout derived from the TTL is 5% of it, but never below
-// DefaultNodeTimeoutMin, which a loopback round trip fits in, nor above
-// DefaultNodeTimeoutMax. One given with WithNodeTimeout is used as given.
+// The node timeout derived from the TTL is 5% of it, but never below 5 ms,
+// which a loopback round trip fits in, nor above 1 s, as WithNodeTimeout
+// documents. One given with WithNodeTimeout is used as given.
 func TestDerivedNodeTimeoutHasAFloorAndACap(t *testing.T) {
 	c := newCluster(t, 1)
 	derived := c.client(t)
@@ -23,10 +23,10 @@ func TestDerivedNodeTimeoutHasAFloorAndACap(t *testing.T) {
 		ttl    time.Duration
 		want   time.Duration
 	}{
-		{derived, 10 * time.Millisecond, redlock.DefaultNodeTimeoutMin},
-		{derived, 100 * time.Millisecond, redlock.DefaultNodeTimeoutMin},
+		{derived, 10 * time.Millisecond, 5 * time.Millisecond},
+		{derived, 100 * time.Millisecond, 5 * time.Millisecond},
 		{derived, time.Second, 50 * time.Millisecond},
-		{derived, time.Minute, redlock.DefaultNodeTimeoutMax},
+		{derived, time.Minute, time.Second},
 		{given, 10 * time.Millisecond, time.Millisecond},
 	} {
 		got, err := redlock.NodeTimeout(tt.client, tt.ttl)

@@ -17,41 +17,41 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// Defaults of the options.
+// Defaults of the options; each option's documentation states its own.
 const (
-	// DefaultDriftFactor is the share of the TTL set aside for clock drift
+	// defaultDriftFactor is the share of the TTL set aside for clock drift
 	// between the client and the nodes.
-	DefaultDriftFactor = 0.01
+	defaultDriftFactor = 0.01
 
-	// DefaultNodeTimeoutFraction is the share of the TTL a node may take to
+	// defaultNodeTimeoutFraction is the share of the TTL a node may take to
 	// reply when WithNodeTimeout is not given, between
-	// DefaultNodeTimeoutMin and DefaultNodeTimeoutMax.
-	DefaultNodeTimeoutFraction = 0.05
+	// defaultNodeTimeoutMin and defaultNodeTimeoutMax.
+	defaultNodeTimeoutFraction = 0.05
 
-	// DefaultNodeTimeoutMin is the least per-node timeout derived from the
+	// defaultNodeTimeoutMin is the least per-node timeout derived from the
 	// TTL. A script's round trip to a server on the same host takes well
 	// under a millisecond, but the goroutine that reads the reply may first
 	// wait for a CPU on a busy host, for a few milliseconds; 5 ms covers
 	// both, where 5% of a 10 ms TTL (500 µs) fails even on loopback.
-	DefaultNodeTimeoutMin = 5 * time.Millisecond
+	defaultNodeTimeoutMin = 5 * time.Millisecond
 
-	// DefaultNodeTimeoutMax caps the per-node timeout derived from the TTL.
-	DefaultNodeTimeoutMax = time.Second
+	// defaultNodeTimeoutMax caps the per-node timeout derived from the TTL.
+	defaultNodeTimeoutMax = time.Second
 
-	// DefaultRetryDelay, DefaultRetryJitter and DefaultRetryCount make the
-	// default strategy: ConstantBackoff(DefaultRetryDelay,
-	// DefaultRetryJitter, DefaultRetryCount).
-	DefaultRetryDelay  = 50 * time.Millisecond
-	DefaultRetryJitter = 200 * time.Millisecond
-	DefaultRetryCount  = 32
+	// defaultRetryDelay, defaultRetryJitter and defaultRetryCount make the
+	// default strategy: ConstantBackoff(defaultRetryDelay,
+	// defaultRetryJitter, defaultRetryCount).
+	defaultRetryDelay  = 50 * time.Millisecond
+	defaultRetryJitter = 200 * time.Millisecond
+	defaultRetryCount  = 32
 
-	// DefaultRenewAt is the share of the TTL left on a lock when automatic
+	// defaultRenewAt is the share of the TTL left on a lock when automatic
 	// renewal extends it.
-	DefaultRenewAt = 0.5
+	defaultRenewAt = 0.5
 
-	// DefaultLossMargin is the share of the TTL left on a lock when, not
+	// defaultLossMargin is the share of the TTL left on a lock when, not
 	// renewed by then, it counts as lost.
-	DefaultLossMargin = 0.1
+	defaultLossMargin = 0.1
 )
 
 type config struct {
@@ -75,22 +75,17 @@ type config struct {
 	obs       observers
 	nilLogger bool
 
-	acquire, extend, release scriptUse
-	scriptFuncs              [3]func(string) string // by scriptKind, when scriptSet
-	scriptSet                [3]bool
-	extraKeys                func([]string) []string
-	extraKeysSet             bool
-	extraArgs                []string
-	extraArgsSet             bool
+	scripts                  Scripts   // WithScripts
+	acquire, extend, release scriptUse // built from scripts by buildScripts
 }
 
 func newConfig(opts []Option) (config, error) {
 	c := config{
-		retry:         ConstantBackoff(DefaultRetryDelay, DefaultRetryJitter, DefaultRetryCount),
-		driftFactor:   DefaultDriftFactor,
+		retry:         ConstantBackoff(defaultRetryDelay, defaultRetryJitter, defaultRetryCount),
+		driftFactor:   defaultDriftFactor,
 		newValue:      randomValue,
-		renewAt:       DefaultRenewAt,
-		lossMargin:    DefaultLossMargin,
+		renewAt:       defaultRenewAt,
+		lossMargin:    defaultLossMargin,
 		notifications: true,
 	}
 	for _, o := range opts {
@@ -133,9 +128,8 @@ func (c *config) validate() error {
 }
 
 // WithRetryStrategy sets how Lock retries after a failed attempt. TryLock
-// never retries. Default: ConstantBackoff(DefaultRetryDelay,
-// DefaultRetryJitter, DefaultRetryCount), that is up to 32 retries 50 to
-// 250 ms apart.
+// never retries. Default: ConstantBackoff(50*time.Millisecond,
+// 200*time.Millisecond, 32), that is up to 32 retries 50 to 250 ms apart.
 func WithRetryStrategy(s RetryStrategy) Option {
 	return optionFunc(func(c *config) { c.retry = s })
 }
@@ -143,16 +137,15 @@ func WithRetryStrategy(s RetryStrategy) Option {
 // WithDriftFactor sets the share of the TTL set aside for clock drift
 // between the client and the nodes; 2 ms are always added to it. A lock is
 // only considered valid until start + TTL - drift. The factor must be in
-// [0, 1). Default: DefaultDriftFactor (0.01).
+// [0, 1). Default: 0.01.
 func WithDriftFactor(f float64) Option {
 	return optionFunc(func(c *config) { c.driftFactor = f })
 }
 
 // WithNodeTimeout sets how long one node may take to answer one request.
 // A node that does not answer in time counts as failed for that round.
-// It must be positive. Default: DefaultNodeTimeoutFraction (5%) of the
-// TTL, at least DefaultNodeTimeoutMin (5 ms) and at most
-// DefaultNodeTimeoutMax (1 s).
+// It must be positive. Default: 5% of the TTL, at least 5 ms and at most
+// 1 s.
 //
 // A call whose TTL leaves no validity after the drift allowance and the
 // node timeout (a round waits that long for a node that does not answer)
@@ -200,7 +193,8 @@ func randomValue() (string, error) {
 // round has succeeded, the lock counts as lost and the context handed to the
 // caller is cancelled, so the margin is the time the caller has to stop
 // using the resource. They must satisfy 0 < lossMargin < renewAt < 1.
-// Defaults: DefaultRenewAt (0.5) and DefaultLossMargin (0.1).
+// Defaults: 0.5 and 0.1: renewal when half the TTL is left, loss when a
+// tenth is left.
 func WithRenewal(renewAt, lossMargin float64) Option {
 	return optionFunc(func(c *config) {
 		c.renewAt = renewAt

@@ -103,3 +103,37 @@ func TestHeldContextErrReportsUnlock(t *testing.T) {
 		t.Errorf("an unlocked lock was reported lost: %+v", *lost)
 	}
 }
+
+// What KeepAlive documents for contexts derived from the one it returns,
+// with the loss timer late (heldForTest has none): one made with
+// context.WithValue reads the clock through it; one made with
+// context.WithTimeout does not, and learns of the loss once the returned
+// context is cancelled, with the same cause.
+func TestDerivedContextsAndTheLossDeadline(t *testing.T) {
+	type ctxKey struct{}
+	for _, check := range []string{"held", "value"} {
+		t.Run("checked="+check, func(t *testing.T) {
+			ctx, _ := heldForTest(t)
+			withTimeout, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			withValue := context.WithValue(ctx, ctxKey{}, 1)
+			l := ctx.lock
+			l.mu.Lock()
+			// The loss deadline (validity less the loss margin) is now.
+			l.validUntil = time.Now().Add(share(l.req.ttl, l.client.cfg.lossMargin))
+			l.mu.Unlock()
+
+			if err := withTimeout.Err(); err != nil {
+				t.Fatalf("Err of the WithTimeout context before the held context was checked = %v; KeepAlive's doc says it does not read the clock", err)
+			}
+			checked := map[string]context.Context{"held": ctx, "value": withValue}[check]
+			if err := checked.Err(); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Err of the %s context after the loss deadline = %v, want context.Canceled", check, err)
+			}
+			<-withTimeout.Done()
+			if cause := context.Cause(withTimeout); !errors.Is(cause, ErrLockLost) {
+				t.Errorf("cause of the WithTimeout context = %v, want ErrLockLost", cause)
+			}
+		})
+	}
+}

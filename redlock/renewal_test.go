@@ -121,11 +121,18 @@ func TestKeepAliveCancelsBeforeTheDeadlineOnLoss(t *testing.T) {
 			l := mustLock(t, client, "k", time.Second)
 			ctx, stop := l.KeepAlive(context.Background())
 			defer stop()
+			// Work under the lock often runs with a context derived from
+			// KeepAlive's: it is cancelled before the deadline too.
+			derived, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
 			deadline := l.ValidUntil()
 			c.settle(t) // no acquire request may set the keys again
 			tt.breakNodes(c)
-			<-ctx.Done()
+			<-derived.Done()
 			cancelled := time.Now()
+			if cause := context.Cause(derived); !errors.Is(cause, redlock.ErrLockLost) {
+				t.Errorf("cause of the derived context = %v, want ErrLockLost", cause)
+			}
 			if cause := context.Cause(ctx); !errors.Is(cause, redlock.ErrLockLost) {
 				t.Errorf("cause = %v, want ErrLockLost", cause)
 			}

@@ -94,7 +94,7 @@ func TestFailedAttemptIsReleasedOnNodesThatRefused(t *testing.T) {
 	c := newCluster(t, 3)
 	client := c.client(t,
 		redlock.WithNodeTimeout(testNodeTimeout),
-		redlock.WithAcquireScript(func(string) string { return setNX }),
+		redlock.WithScripts(redlock.Scripts{Acquire: func(string) string { return setNX }}),
 	)
 	c.servers[2].Set("k", "other")
 	c.setFaults(faults.Duplicate, faults.Fail)

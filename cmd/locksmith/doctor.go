@@ -94,7 +94,7 @@ func (a *app) doctorCommand() *cobra.Command {
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	f.BoolVar(&o.fencing, "fencing", false, "the nodes serve fenced locks: persistence problems are errors")
 	f.DurationVar(&o.clockSample, "clock-sample", 3*time.Second, "how long to compare each node's clock with the local one")
-	f.Float64Var(&o.driftFactor, "drift-factor", redlock.DefaultDriftFactor, "the largest clock rate difference allowed, as the locks' drift factor")
+	f.Float64Var(&o.driftFactor, "drift-factor", defaultDriftFactor, "the largest clock rate difference allowed, as the locks' drift factor")
 	f.StringVar(&o.scratchPrefix, "scratch-prefix", "locksmith:doctor:", "prefix of the scratch key and channel used to check permissions")
 	return cmd
 }
@@ -155,6 +155,11 @@ func (a *app) doctor(o doctorOptions) error {
 	}
 	return nil
 }
+
+// defaultDriftFactor is the default of --drift-factor: the drift factor
+// locks have by default (redlock.WithDriftFactor), which locksmith run
+// keeps.
+const defaultDriftFactor = 0.01
 
 // probeTimeout bounds each request doctor makes.
 const probeTimeout = 2 * time.Second

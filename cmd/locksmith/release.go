@@ -34,6 +34,10 @@ increasing.
 // and released, should the release not go through.
 const releaseTTL = 5 * time.Second
 
+// deleteTimeout bounds the request of a forced release to one node: the
+// longest per-node timeout locks get by default (redlock.WithNodeTimeout).
+const deleteTimeout = time.Second
+
 func (a *app) releaseCommand() *cobra.Command {
 	var value, valueFile, confirm string
 	var force bool
@@ -141,7 +145,7 @@ func (a *app) forceRelease(key string) error {
 
 // deleteKey deletes key on one node and says what it held.
 func deleteKey(c *redis.Client, key string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), redlock.DefaultNodeTimeoutMax)
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
 	v, err := c.GetDel(ctx, key).Result()
 	switch {

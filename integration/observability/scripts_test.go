@@ -40,9 +40,11 @@ func TestCustomAcquireRecordsOwner(t *testing.T) {
 			keys, ownerKey := []string{tag + ":a", tag + ":b"}, tag+":owner"
 			owner := func(name string) []redlock.Option {
 				return []redlock.Option{
-					redlock.WithAcquireScript(func(string) string { return ownerAcquire }),
-					redlock.WithExtraKeys(func([]string) []string { return []string{ownerKey} }),
-					redlock.WithExtraArgs(name),
+					redlock.WithScripts(redlock.Scripts{
+						Acquire:   func(string) string { return ownerAcquire },
+						ExtraKeys: func([]string) []string { return []string{ownerKey} },
+						ExtraArgs: []string{name},
+					}),
 				}
 			}
 			first := locktest.Client(t, a, nodes, owner("worker-1")...)

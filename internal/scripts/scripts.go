@@ -4,7 +4,7 @@
 //
 // The digest of a script always comes from the server's reply to SCRIPT
 // LOAD; nothing here computes SHA-1. Scripts made with New at run time, such
-// as the custom scripts of redlock.WithAcquireScript, are loaded and cached
+// as the custom scripts of redlock.WithScripts, are loaded and cached
 // per node like the built-in ones.
 package scripts
 
