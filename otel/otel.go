@@ -21,7 +21,7 @@
 //	locksmith.lock.lost               counter, {lock}     locks given up by automatic renewal
 //	locksmith.node.errors             counter, {error}    node failures; locksmith.node, locksmith.operation
 //
-// locksmith.outcome is "acquired" or the [redlock.Reason] for Lock calls,
+// locksmith.outcome is "acquired" or the [observe.Reason] for Lock calls,
 // "ok" or "failed" for extends, "confirmed" or "unconfirmed" for releases.
 // locksmith.node is the node's index in the slice given to redlock.New.
 // Lock keys are not metric attributes, since their number is unbounded.
@@ -48,7 +48,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // ScopeName is the instrumentation scope of the meter and the tracer.
@@ -164,20 +164,20 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	return ins, nil
 }
 
-// NewObserver returns a redlock.Observer that records metrics and spans;
-// give it to redlock.New with redlock.WithObserver. It fails only when an
-// instrument cannot be created or an option is nil.
-func NewObserver(opts ...Option) (redlock.Observer, error) {
+// NewObserver returns an [observe.Observer] that records metrics and
+// spans; give it to redlock.New with redlock.WithObserver. It fails only
+// when an instrument cannot be created or an option is nil.
+func NewObserver(opts ...Option) (observe.Observer, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
-		return redlock.Observer{}, err
+		return observe.Observer{}, err
 	}
 	ins, err := newInstruments(cfg.meterProvider.Meter(ScopeName))
 	if err != nil {
-		return redlock.Observer{}, fmt.Errorf("locksmith/otel: %w", err)
+		return observe.Observer{}, fmt.Errorf("locksmith/otel: %w", err)
 	}
 	r := &recorder{ins: ins, tracer: cfg.tracerProvider.Tracer(ScopeName)}
-	return redlock.Observer{
+	return observe.Observer{
 		LockStart:    r.lockStart,
 		AttemptDone:  r.attemptDone,
 		Acquired:     r.acquired,
@@ -186,7 +186,6 @@ func NewObserver(opts ...Option) (redlock.Observer, error) {
 		ExtendFailed: r.extendRound,
 		LockLost:     r.lockLost,
 		Released:     r.released,
-		NodeError:    r.nodeError,
 	}, nil
 }
 
@@ -200,7 +199,7 @@ type recorder struct {
 // other operations never land on a caller's span.
 type lockSpan struct{}
 
-func (r *recorder) lockStart(ctx context.Context, info redlock.LockStartInfo) context.Context {
+func (r *recorder) lockStart(ctx context.Context, info observe.LockStartInfo) context.Context {
 	ctx, _ = r.tracer.Start(ctx, "locksmith.Lock",
 		trace.WithTimestamp(info.Start), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(keyKeys.StringSlice(info.Keys)))
@@ -215,13 +214,18 @@ func ownSpan(ctx context.Context) trace.Span {
 	return trace.SpanFromContext(ctx)
 }
 
-func (r *recorder) attemptDone(ctx context.Context, info redlock.RoundInfo) {
+func (r *recorder) attemptDone(ctx context.Context, info observe.RoundInfo) {
+	r.countNodeErrors(ctx, info)
 	if span := ownSpan(ctx); span != nil {
+		for _, ne := range info.Errors {
+			span.AddEvent("node_error", trace.WithTimestamp(info.Start.Add(info.Elapsed)),
+				trace.WithAttributes(append(nodeErrorAttrs(ne), keyAttempt.Int(info.Attempt))...))
+		}
 		span.AddEvent("attempt", trace.WithAttributes(append(roundAttrs(info), attribute.Bool("locksmith.ok", info.OK))...))
 	}
 }
 
-func (r *recorder) acquired(ctx context.Context, info redlock.AcquiredInfo) {
+func (r *recorder) acquired(ctx context.Context, info observe.AcquiredInfo) {
 	outcome := metric.WithAttributes(keyOutcome.String("acquired"))
 	r.ins.acquireDuration.Record(ctx, info.Elapsed.Seconds(), outcome)
 	r.ins.acquireAttempts.Record(ctx, int64(info.Attempts), outcome)
@@ -232,7 +236,7 @@ func (r *recorder) acquired(ctx context.Context, info redlock.AcquiredInfo) {
 	}
 }
 
-func (r *recorder) notAcquired(ctx context.Context, info redlock.NotAcquiredInfo) {
+func (r *recorder) notAcquired(ctx context.Context, info observe.NotAcquiredInfo) {
 	outcome := metric.WithAttributes(keyOutcome.String(string(info.Reason)))
 	r.ins.acquireDuration.Record(ctx, info.Elapsed.Seconds(), outcome)
 	r.ins.acquireAttempts.Record(ctx, int64(info.Attempts), outcome)
@@ -245,7 +249,7 @@ func (r *recorder) notAcquired(ctx context.Context, info redlock.NotAcquiredInfo
 	}
 }
 
-func (r *recorder) extendRound(ctx context.Context, info redlock.RoundInfo) {
+func (r *recorder) extendRound(ctx context.Context, info observe.RoundInfo) {
 	outcome := "ok"
 	if !info.OK {
 		outcome = "failed"
@@ -254,7 +258,7 @@ func (r *recorder) extendRound(ctx context.Context, info redlock.RoundInfo) {
 	r.roundSpan(ctx, "locksmith.Extend", info, "extend not confirmed")
 }
 
-func (r *recorder) released(ctx context.Context, info redlock.RoundInfo) {
+func (r *recorder) released(ctx context.Context, info observe.RoundInfo) {
 	outcome := "confirmed"
 	if !info.OK {
 		outcome = "unconfirmed"
@@ -265,11 +269,12 @@ func (r *recorder) released(ctx context.Context, info redlock.RoundInfo) {
 
 // roundSpan records a finished round of Extend or Unlock as a span, from
 // the round's start to its end.
-func (r *recorder) roundSpan(ctx context.Context, name string, info redlock.RoundInfo, failure string) {
+func (r *recorder) roundSpan(ctx context.Context, name string, info observe.RoundInfo, failure string) {
+	r.countNodeErrors(ctx, info)
 	_, span := r.tracer.Start(ctx, name, trace.WithTimestamp(info.Start), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(append(roundAttrs(info), keyKeys.StringSlice(info.Keys), keyValuePrefix.String(info.Value))...))
 	for _, ne := range info.Errors {
-		span.AddEvent("node_error", trace.WithTimestamp(info.Start.Add(info.Elapsed)), trace.WithAttributes(nodeErrorAttrs(ne.Node, ne.Err)...))
+		span.AddEvent("node_error", trace.WithTimestamp(info.Start.Add(info.Elapsed)), trace.WithAttributes(nodeErrorAttrs(ne)...))
 	}
 	if !info.OK {
 		span.SetStatus(codes.Error, failure)
@@ -277,19 +282,18 @@ func (r *recorder) roundSpan(ctx context.Context, name string, info redlock.Roun
 	span.End(trace.WithTimestamp(info.Start.Add(info.Elapsed)))
 }
 
-func (r *recorder) lockLost(ctx context.Context, _ redlock.LockLostInfo) {
+func (r *recorder) lockLost(ctx context.Context, _ observe.LockLostInfo) {
 	r.ins.lost.Add(ctx, 1)
 }
 
-func (r *recorder) nodeError(ctx context.Context, info redlock.NodeErrorInfo) {
-	r.ins.nodeErrors.Add(ctx, 1, metric.WithAttributes(keyNode.Int(info.Node), keyOperation.String(info.Op)))
-	// Extend and Unlock rounds list their node errors in their own span.
-	if span := ownSpan(ctx); span != nil && info.Op == redlock.OpLock {
-		span.AddEvent("node_error", trace.WithAttributes(append(nodeErrorAttrs(info.Node, info.Err), keyAttempt.Int(info.Attempt))...))
+// countNodeErrors counts the nodes that failed in a round.
+func (r *recorder) countNodeErrors(ctx context.Context, info observe.RoundInfo) {
+	for _, ne := range info.Errors {
+		r.ins.nodeErrors.Add(ctx, 1, metric.WithAttributes(keyNode.Int(ne.Node), keyOperation.String(string(info.Op))))
 	}
 }
 
-func roundAttrs(info redlock.RoundInfo) []attribute.KeyValue {
+func roundAttrs(info observe.RoundInfo) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		keyGranted.Int(info.Granted), keyRefused.Int(info.Refused), keyErrors.Int(len(info.Errors)),
 		keyQuorum.Int(info.Quorum),
@@ -297,12 +301,12 @@ func roundAttrs(info redlock.RoundInfo) []attribute.KeyValue {
 	if info.Attempt > 0 {
 		attrs = append(attrs, keyAttempt.Int(info.Attempt))
 	}
-	if info.Op != redlock.OpUnlock {
+	if info.Op != observe.OpUnlock {
 		attrs = append(attrs, keyValidity.Int64(info.Validity.Milliseconds()))
 	}
 	return attrs
 }
 
-func nodeErrorAttrs(node int, err error) []attribute.KeyValue {
-	return []attribute.KeyValue{keyNode.Int(node), attribute.String("exception.message", err.Error())}
+func nodeErrorAttrs(ne *observe.NodeError) []attribute.KeyValue {
+	return []attribute.KeyValue{keyNode.Int(ne.Node), attribute.String("exception.message", ne.Err.Error())}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // benchConns returns n nodes: the servers listed in LOCKSMITH_BENCH_NODES
@@ -68,21 +69,19 @@ func benchLockUnlock(b *testing.B, n int, opts ...redlock.Option) {
 }
 
 // countingObserver sets every callback to count its calls.
-func countingObserver() redlock.Observer {
+func countingObserver() observe.Observer {
 	var events atomic.Int64
-	return redlock.Observer{
-		LockStart: func(ctx context.Context, _ redlock.LockStartInfo) context.Context {
+	return observe.Observer{
+		LockStart: func(ctx context.Context, _ observe.LockStartInfo) context.Context {
 			events.Add(1)
 			return ctx
 		},
-		AttemptStart: func(context.Context, redlock.AttemptStartInfo) { events.Add(1) },
-		AttemptDone:  func(context.Context, redlock.RoundInfo) { events.Add(1) },
-		Acquired:     func(context.Context, redlock.AcquiredInfo) { events.Add(1) },
-		NotAcquired:  func(context.Context, redlock.NotAcquiredInfo) { events.Add(1) },
-		Extended:     func(context.Context, redlock.RoundInfo) { events.Add(1) },
-		ExtendFailed: func(context.Context, redlock.RoundInfo) { events.Add(1) },
-		LockLost:     func(context.Context, redlock.LockLostInfo) { events.Add(1) },
-		Released:     func(context.Context, redlock.RoundInfo) { events.Add(1) },
-		NodeError:    func(context.Context, redlock.NodeErrorInfo) { events.Add(1) },
+		AttemptDone:  func(context.Context, observe.RoundInfo) { events.Add(1) },
+		Acquired:     func(context.Context, observe.AcquiredInfo) { events.Add(1) },
+		NotAcquired:  func(context.Context, observe.NotAcquiredInfo) { events.Add(1) },
+		Extended:     func(context.Context, observe.RoundInfo) { events.Add(1) },
+		ExtendFailed: func(context.Context, observe.RoundInfo) { events.Add(1) },
+		LockLost:     func(context.Context, observe.LockLostInfo) { events.Add(1) },
+		Released:     func(context.Context, observe.RoundInfo) { events.Add(1) },
 	}
 }

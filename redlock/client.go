@@ -14,6 +14,7 @@ import (
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // Client grants locks over a fixed set of independent Redis nodes. It is
@@ -360,7 +361,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	if crossSlot != nil {
 		return nil, crossSlot
 	}
-	return nil, c.failure("lock", req, v, validity)
+	return nil, c.failure(observe.OpLock, req, v, validity)
 }
 
 // cleanup releases a failed attempt's keys on every node, whatever each
@@ -516,7 +517,7 @@ func countVotes(results []result, granted func(any) bool) votes {
 }
 
 // failure describes a round that did not grant what op asked for.
-func (c *Client) failure(op string, req request, v votes, validity time.Duration) *QuorumError {
+func (c *Client) failure(op observe.Op, req request, v votes, validity time.Duration) *QuorumError {
 	return &QuorumError{
 		Op:       op,
 		Keys:     req.names,

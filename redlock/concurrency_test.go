@@ -12,6 +12,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // heldReplies is a Conn that applies every request at once but, while
@@ -124,7 +125,7 @@ func TestNoRenewalAfterUnlock(t *testing.T) {
 	var mu sync.Mutex
 	var unlockedAt time.Time
 	var lateRounds []time.Duration
-	record := func(_ context.Context, info redlock.RoundInfo) {
+	record := func(_ context.Context, info observe.RoundInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !unlockedAt.IsZero() && info.Start.After(unlockedAt) {
@@ -132,7 +133,7 @@ func TestNoRenewalAfterUnlock(t *testing.T) {
 		}
 	}
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout),
-		redlock.WithObserver(redlock.Observer{Extended: record, ExtendFailed: record}))
+		redlock.WithObserver(observe.Observer{Extended: record, ExtendFailed: record}))
 	const ttl = 600 * time.Millisecond
 	l := mustLock(t, client, "k", ttl)
 	kctx, stop := l.KeepAlive(context.Background())

@@ -124,8 +124,9 @@
 //
 // # Observability
 //
-// [WithObserver] sets callbacks for every step of a lock's life (see
-// [Observer] for the events, their order and the rules callbacks follow);
+// [WithObserver] sets callbacks for every step of a lock's life (package
+// [github.com/locksmith-go/locksmith/redlock/observe] has the events, their
+// order and the rules callbacks follow);
 // [WithLogger] logs the same events with log/slog. The module
 // github.com/locksmith-go/locksmith/otel turns them into OpenTelemetry
 // metrics and spans. Without either, nothing is logged or recorded.
@@ -239,8 +240,9 @@
 // were made, so a late grant is followed by the lock's later extend and
 // release requests, and the late grant of a refused attempt by that
 // attempt's release. Such a node counts in none of Granted, Refused and
-// Errors of the round's [QuorumError] and [RoundInfo]. A refused attempt
-// returns once the nodes that had answered it have answered its release.
+// Errors of the round's [QuorumError] and of the RoundInfo its events get.
+// A refused attempt returns once the nodes that had answered it have
+// answered its release.
 //
 // [Client.Wait] returns once none of these requests runs, for programs and
 // tests that must see the nodes settle (goroutine leak checks, reading the

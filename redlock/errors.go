@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/keytext"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // Sentinel errors. Match them with errors.Is: the errors locksmith returns
@@ -105,31 +106,22 @@ func (e *nodeTimeoutError) Error() string {
 
 func (e *nodeTimeoutError) Is(target error) bool { return target == ErrNodeTimeout }
 
-// NodeError is the failure of one node in a round of requests.
-type NodeError struct {
-	// Node is the index of the node in the slice given to New.
-	Node int
-	// Err is what went wrong: the driver's error, ErrNodeTimeout, or an
-	// unexpected reply.
-	Err error
-}
-
-// Error returns "node N: " and the node's error.
-func (e *NodeError) Error() string {
-	return fmt.Sprintf("node %d: %v", e.Node, e.Err)
-}
-
-// Unwrap returns e.Err.
-func (e *NodeError) Unwrap() error { return e.Err }
+// NodeError is the failure of one node in a round of requests: its Node
+// is the index of the node in the slice given to New, its Err the driver's
+// error, ErrNodeTimeout, or an unexpected reply. It is another name for
+// [observe.NodeError], as os.PathError is for fs.PathError, so that a
+// QuorumError and the RoundInfo of an Observer's events list a round's
+// failed nodes alike; errors.As matches it under either name.
+type NodeError = observe.NodeError
 
 // QuorumError describes a round of requests to the nodes that did not
 // reach a quorum, or that reached one too late to leave any validity.
 //
-// It matches ErrNotAcquired when Op is "lock" and ErrNotHeld otherwise, and
-// each of its NodeErrors is reachable with errors.As.
+// It matches ErrNotAcquired when Op is [observe.OpLock] and ErrNotHeld
+// otherwise, and each of its NodeErrors is reachable with errors.As.
 type QuorumError struct {
-	// Op is "lock", "extend" or "unlock".
-	Op string
+	// Op is observe.OpLock, observe.OpExtend or observe.OpUnlock.
+	Op observe.Op
 	// Keys are the lock's resource names, as the caller gave them.
 	Keys []string
 	// Nodes is the number of configured nodes and Quorum how many of them
@@ -156,7 +148,7 @@ type QuorumError struct {
 func (e *QuorumError) Error() string {
 	var b strings.Builder
 	switch e.Op {
-	case "lock":
+	case observe.OpLock:
 		b.WriteString("redlock: lock not acquired on ")
 	default:
 		fmt.Fprintf(&b, "redlock: %s not confirmed on ", e.Op)
@@ -183,7 +175,7 @@ func (e *QuorumError) Error() string {
 // Unwrap returns the matching sentinel followed by the node errors.
 func (e *QuorumError) Unwrap() []error {
 	errs := make([]error, 0, 1+len(e.Errors))
-	if e.Op == "lock" {
+	if e.Op == observe.OpLock {
 		errs = append(errs, ErrNotAcquired)
 	} else {
 		errs = append(errs, ErrNotHeld)

@@ -11,6 +11,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // An Observer sets callbacks for the events it wants, here to print the
@@ -19,14 +20,14 @@ func ExampleWithObserver() {
 	conns, stop := exampleNodes(3)
 	defer stop()
 
-	events := redlock.Observer{
-		AttemptDone: func(_ context.Context, info redlock.RoundInfo) {
+	events := observe.Observer{
+		AttemptDone: func(_ context.Context, info observe.RoundInfo) {
 			fmt.Println("attempt", info.Attempt, "won:", info.OK)
 		},
-		Acquired: func(_ context.Context, info redlock.AcquiredInfo) {
+		Acquired: func(_ context.Context, info observe.AcquiredInfo) {
 			fmt.Println("acquired", info.Keys, "after", info.Attempts, "attempt(s)")
 		},
-		Released: func(_ context.Context, info redlock.RoundInfo) {
+		Released: func(_ context.Context, info observe.RoundInfo) {
 			fmt.Println("released", info.Keys, "confirmed:", info.OK)
 		},
 	}

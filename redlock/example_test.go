@@ -207,7 +207,6 @@ func ExampleWithLogger() {
 	}
 	lock.Unlock(ctx)
 	// Output:
-	// level=DEBUG msg="redlock: attempt started" key=invoice:42 attempt=1
 	// level=DEBUG msg="redlock: attempt won the lock" key=invoice:42 quorum=2 attempt=1
 	// level=DEBUG msg="redlock: lock acquired" key=invoice:42 attempts=1
 	// level=DEBUG msg="redlock: lock released" key=invoice:42 quorum=2

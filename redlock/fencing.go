@@ -9,6 +9,7 @@ import (
 	"github.com/locksmith-go/locksmith/internal/keytext"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // fenceSuffix names a resource's fencing counter. Lock keys ending in it
@@ -69,7 +70,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 		if err != nil {
 			return nil, err
 		}
-		return nil, c.failure("lock", req, v, validity)
+		return nil, c.failure(observe.OpLock, req, v, validity)
 	}
 	var highest int64
 	for _, r := range phase1 {
@@ -86,7 +87,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	trace.attemptDone(start, value, v, validity, granted)
 	if !granted {
 		c.cleanup(ctx, req, value, lanes, phase2)
-		return nil, c.failure("lock", req, v, validity)
+		return nil, c.failure(observe.OpLock, req, v, validity)
 	}
 	return newLock(c, req, value, uint64(token), start, lanes), nil
 }

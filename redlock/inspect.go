@@ -187,7 +187,7 @@ func quorumHolder(nodes []NodeState, q int) (value string, until time.Time, held
 }
 
 // ValuePrefix returns the part of s.Value that may be shown, as the
-// Value fields of [Observer] events show it: its first few characters, or
+// Value fields of [observe.Observer] events show it: its first few characters, or
 // "" for a value too short to give any of it away.
 func (s NodeState) ValuePrefix() string { return valuePrefix(s.Value) }
 

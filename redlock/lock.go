@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // Lock is a lock held on one or more resources. It is valid until
@@ -270,7 +271,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 		l.setValidity(earliest(l.validUntil, start), l.ttl)
 	}
 	if !granted {
-		return c.failure("extend", req, v, validity)
+		return c.failure(observe.OpExtend, req, v, validity)
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	// valid: one released after its validity was not held to the end.
 	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed && wasValid)
 	if !confirmed {
-		return c.failure("unlock", req, v, 0)
+		return c.failure(observe.OpUnlock, req, v, 0)
 	}
 	l.mu.Lock()
 	l.released = true

@@ -19,6 +19,7 @@ import (
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 var (
@@ -181,7 +182,7 @@ type schedule struct {
 	violations   []string
 	keepAlives   map[int]*keepAlive // by goroutine
 	extendStarts []time.Time        // of every extend round
-	releases     []redlock.RoundInfo
+	releases     []observe.RoundInfo
 	unlocked     bool // an Unlock returned nil or ErrExpired
 	stats        *modelStats
 }
@@ -208,7 +209,7 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 		s.faults = append(s.faults, f)
 		conns[i] = f
 	}
-	record := func(_ context.Context, info redlock.RoundInfo) {
+	record := func(_ context.Context, info observe.RoundInfo) {
 		stats.rounds.Add(1)
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -218,10 +219,10 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 		redlock.WithNodeTimeout(modelNodeTimeout),
 		redlock.WithRetryStrategy(redlock.NoRetry()),
 		redlock.WithReleaseNotifications(false),
-		redlock.WithObserver(redlock.Observer{
+		redlock.WithObserver(observe.Observer{
 			Extended:     record,
 			ExtendFailed: record,
-			Released: func(_ context.Context, info redlock.RoundInfo) {
+			Released: func(_ context.Context, info observe.RoundInfo) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
 				s.releases = append(s.releases, info)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // recorder is an Observer that writes every event as one line, so tests
@@ -44,43 +45,43 @@ func okWord(ok bool) string {
 	return "failed"
 }
 
-func roundLine(name string, info redlock.RoundInfo) string {
-	return fmt.Sprintf("%s %s attempt=%d granted=%d refused=%d errors=%d quorum=%d/%d %s",
-		name, strings.Join(info.Keys, ","), info.Attempt, info.Granted, info.Refused, len(info.Errors), info.Quorum, info.Nodes, okWord(info.OK))
+// roundLine writes a round as "Callback(op) keys ...", listing the failed
+// nodes after their count, each with whether its error is the injected one.
+func roundLine(name string, info observe.RoundInfo) string {
+	line := fmt.Sprintf("%s(%s) %s attempt=%d granted=%d refused=%d errors=%d",
+		name, info.Op, strings.Join(info.Keys, ","), info.Attempt, info.Granted, info.Refused, len(info.Errors))
+	for _, ne := range info.Errors {
+		line += fmt.Sprintf(" node%d:injected=%t", ne.Node, errors.Is(ne.Err, faults.ErrInjected))
+	}
+	return line + fmt.Sprintf(" quorum=%d/%d %s", info.Quorum, info.Nodes, okWord(info.OK))
 }
 
-func (r *recorder) observer() redlock.Observer {
-	return redlock.Observer{
-		LockStart: func(ctx context.Context, info redlock.LockStartInfo) context.Context {
+func (r *recorder) observer() observe.Observer {
+	return observe.Observer{
+		LockStart: func(ctx context.Context, info observe.LockStartInfo) context.Context {
 			r.add("", "LockStart %s ttl=%v", strings.Join(info.Keys, ","), info.TTL)
 			return ctx
 		},
-		AttemptStart: func(_ context.Context, info redlock.AttemptStartInfo) {
-			r.add("", "AttemptStart %d", info.Attempt)
-		},
-		AttemptDone: func(_ context.Context, info redlock.RoundInfo) {
+		AttemptDone: func(_ context.Context, info observe.RoundInfo) {
 			r.add(info.Value, "%s", roundLine("AttemptDone", info))
 		},
-		Acquired: func(_ context.Context, info redlock.AcquiredInfo) {
+		Acquired: func(_ context.Context, info observe.AcquiredInfo) {
 			r.add(info.Value, "Acquired %s attempts=%d", strings.Join(info.Keys, ","), info.Attempts)
 		},
-		NotAcquired: func(_ context.Context, info redlock.NotAcquiredInfo) {
+		NotAcquired: func(_ context.Context, info observe.NotAcquiredInfo) {
 			r.add("", "NotAcquired %s attempts=%d reason=%s", strings.Join(info.Keys, ","), info.Attempts, info.Reason)
 		},
-		Extended: func(_ context.Context, info redlock.RoundInfo) {
+		Extended: func(_ context.Context, info observe.RoundInfo) {
 			r.add(info.Value, "%s", roundLine("Extended", info))
 		},
-		ExtendFailed: func(_ context.Context, info redlock.RoundInfo) {
+		ExtendFailed: func(_ context.Context, info observe.RoundInfo) {
 			r.add(info.Value, "%s", roundLine("ExtendFailed", info))
 		},
-		LockLost: func(_ context.Context, info redlock.LockLostInfo) {
+		LockLost: func(_ context.Context, info observe.LockLostInfo) {
 			r.add(info.Value, "LockLost %s lost=%t", strings.Join(info.Keys, ","), errors.Is(info.Err, redlock.ErrLockLost))
 		},
-		Released: func(_ context.Context, info redlock.RoundInfo) {
+		Released: func(_ context.Context, info observe.RoundInfo) {
 			r.add(info.Value, "%s", roundLine("Released", info))
-		},
-		NodeError: func(_ context.Context, info redlock.NodeErrorInfo) {
-			r.add("", "NodeError %s node=%d attempt=%d injected=%t", info.Op, info.Node, info.Attempt, errors.Is(info.Err, faults.ErrInjected))
 		},
 	}
 }
@@ -123,11 +124,10 @@ func TestObserverUncontendedLockUnlock(t *testing.T) {
 	}
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=1s",
-		"AttemptStart 1",
-		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"AttemptDone(lock) k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
 		"Acquired k attempts=1",
-		"Extended k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
-		"Released k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Extended(extend) k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"Released(unlock) k attempt=0 granted=3 refused=0 errors=0 quorum=2/3 ok",
 	})
 	checkValues(t, rec, l.Value())
 }
@@ -142,12 +142,12 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	if _, err := client.Lock(context.Background(), "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("Lock of a held key: got %v, want ErrNotAcquired", err)
 	}
-	refused := "AttemptDone k attempt=%d granted=0 refused=3 errors=0 quorum=2/3 failed"
+	refused := "AttemptDone(lock) k attempt=%d granted=0 refused=3 errors=0 quorum=2/3 failed"
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=1s",
-		"AttemptStart 1", fmt.Sprintf(refused, 1),
-		"AttemptStart 2", fmt.Sprintf(refused, 2),
-		"AttemptStart 3", fmt.Sprintf(refused, 3),
+		fmt.Sprintf(refused, 1),
+		fmt.Sprintf(refused, 2),
+		fmt.Sprintf(refused, 3),
 		"NotAcquired k attempts=3 reason=held",
 	})
 
@@ -155,7 +155,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	// after the first attempt.
 	rec = &recorder{}
 	var once sync.Once
-	release := redlock.Observer{AttemptDone: func(ctx context.Context, _ redlock.RoundInfo) {
+	release := observe.Observer{AttemptDone: func(ctx context.Context, _ observe.RoundInfo) {
 		once.Do(func() { held.Unlock(ctx) })
 	}}
 	client2 := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(release), redlock.WithObserver(rec.observer()),
@@ -167,8 +167,8 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	defer l.Unlock(context.Background())
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=1s",
-		"AttemptStart 1", fmt.Sprintf(refused, 1),
-		"AttemptStart 2", "AttemptDone k attempt=2 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		fmt.Sprintf(refused, 1),
+		"AttemptDone(lock) k attempt=2 granted=3 refused=0 errors=0 quorum=2/3 ok",
 		"Acquired k attempts=2",
 	})
 }
@@ -184,10 +184,7 @@ func TestObserverMajorityFailing(t *testing.T) {
 	}
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=1s",
-		"AttemptStart 1",
-		"NodeError lock node=0 attempt=1 injected=true",
-		"NodeError lock node=2 attempt=1 injected=true",
-		"AttemptDone k attempt=1 granted=1 refused=0 errors=2 quorum=2/3 failed",
+		"AttemptDone(lock) k attempt=1 granted=1 refused=0 errors=2 node0:injected=true node2:injected=true quorum=2/3 failed",
 		"NotAcquired k attempts=1 reason=node_errors",
 	})
 	if n := c.keyCount(); n != 0 {
@@ -213,12 +210,10 @@ func TestObserverExtensionFailure(t *testing.T) {
 	}
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=5s",
-		"AttemptStart 1",
-		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"AttemptDone(lock) k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
 		"Acquired k attempts=1",
-		"NodeError extend node=2 attempt=0 injected=true",
-		"ExtendFailed k attempt=0 granted=0 refused=2 errors=1 quorum=2/3 failed",
-		"Released k attempt=0 granted=1 refused=2 errors=0 quorum=2/3 failed",
+		"ExtendFailed(extend) k attempt=0 granted=0 refused=2 errors=1 node2:injected=true quorum=2/3 failed",
+		"Released(unlock) k attempt=0 granted=1 refused=2 errors=0 quorum=2/3 failed",
 	})
 }
 
@@ -227,7 +222,7 @@ func TestObserverLockLostUnderRenewal(t *testing.T) {
 	rec := &recorder{}
 	// A LockLost callback that panics on the renewal goroutine, where no
 	// caller could recover it, is recovered too.
-	panicky := redlock.Observer{LockLost: func(context.Context, redlock.LockLostInfo) { panic("observer bug") }}
+	panicky := observe.Observer{LockLost: func(context.Context, observe.LockLostInfo) { panic("observer bug") }}
 	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(panicky), redlock.WithObserver(rec.observer()))
 	err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
 		// Another party takes the keys over on every node: the first
@@ -243,28 +238,25 @@ func TestObserverLockLostUnderRenewal(t *testing.T) {
 	}
 	wantEvents(t, rec.got(), []string{
 		"LockStart k ttl=1s",
-		"AttemptStart 1",
-		"AttemptDone k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
+		"AttemptDone(lock) k attempt=1 granted=3 refused=0 errors=0 quorum=2/3 ok",
 		"Acquired k attempts=1",
-		"ExtendFailed k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
+		"ExtendFailed(extend) k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
 		"LockLost k lost=true",
-		"Released k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
+		"Released(unlock) k attempt=0 granted=0 refused=3 errors=0 quorum=2/3 failed",
 	})
 }
 
 func TestObserverPanicsAreRecovered(t *testing.T) {
 	c := newCluster(t, 3)
 	boom := func() { panic("observer bug") }
-	panicky := redlock.Observer{
-		LockStart:    func(context.Context, redlock.LockStartInfo) context.Context { boom(); return nil },
-		AttemptStart: func(context.Context, redlock.AttemptStartInfo) { boom() },
-		AttemptDone:  func(context.Context, redlock.RoundInfo) { boom() },
-		Acquired:     func(context.Context, redlock.AcquiredInfo) { boom() },
-		NotAcquired:  func(context.Context, redlock.NotAcquiredInfo) { boom() },
-		Extended:     func(context.Context, redlock.RoundInfo) { boom() },
-		ExtendFailed: func(context.Context, redlock.RoundInfo) { boom() },
-		Released:     func(context.Context, redlock.RoundInfo) { boom() },
-		NodeError:    func(context.Context, redlock.NodeErrorInfo) { boom() },
+	panicky := observe.Observer{
+		LockStart:    func(context.Context, observe.LockStartInfo) context.Context { boom(); return nil },
+		AttemptDone:  func(context.Context, observe.RoundInfo) { boom() },
+		Acquired:     func(context.Context, observe.AcquiredInfo) { boom() },
+		NotAcquired:  func(context.Context, observe.NotAcquiredInfo) { boom() },
+		Extended:     func(context.Context, observe.RoundInfo) { boom() },
+		ExtendFailed: func(context.Context, observe.RoundInfo) { boom() },
+		Released:     func(context.Context, observe.RoundInfo) { boom() },
 	}
 	rec := &recorder{}
 	// The recorder comes after the panicking observer: it still sees
@@ -290,8 +282,8 @@ func TestObserverPanicsAreRecovered(t *testing.T) {
 	if n := c.keyCount(); n != 0 {
 		t.Errorf("%d keys left after a failed attempt with panicking callbacks", n)
 	}
-	if got := len(rec.got()); got != 12 {
-		t.Errorf("the observer after the panicking one saw %d events, want 12: %q", got, rec.got())
+	if got := len(rec.got()); got != 8 {
+		t.Errorf("the observer after the panicking one saw %d events, want 8: %q", got, rec.got())
 	}
 }
 
@@ -305,17 +297,16 @@ func TestObserverContextFlowsFromLockStart(t *testing.T) {
 		defer mu.Unlock()
 		seen = append(seen, ctx.Value(ctxKey{}))
 	}
-	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(redlock.Observer{
-		LockStart: func(ctx context.Context, _ redlock.LockStartInfo) context.Context {
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(observe.Observer{
+		LockStart: func(ctx context.Context, _ observe.LockStartInfo) context.Context {
 			return context.WithValue(ctx, ctxKey{}, "span")
 		},
-		AttemptStart: func(ctx context.Context, _ redlock.AttemptStartInfo) { see(ctx) },
-		AttemptDone:  func(ctx context.Context, _ redlock.RoundInfo) { see(ctx) },
-		Acquired:     func(ctx context.Context, _ redlock.AcquiredInfo) { see(ctx) },
+		AttemptDone: func(ctx context.Context, _ observe.RoundInfo) { see(ctx) },
+		Acquired:    func(ctx context.Context, _ observe.AcquiredInfo) { see(ctx) },
 	}))
 	l := mustLock(t, client, "k", time.Second)
 	defer l.Unlock(context.Background())
-	if want := []any{"span", "span", "span"}; !slices.Equal(seen, want) {
+	if want := []any{"span", "span"}; !slices.Equal(seen, want) {
 		t.Errorf("context values seen by the callbacks: got %v, want %v", seen, want)
 	}
 }

@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // observers are the Observers given to WithObserver and WithLogger, called
 // in that order. Every method returns at once when there are none, before
 // building any event, so an unobserved Client pays a length check.
-type observers []Observer
+type observers []observe.Observer
 
-// call runs one callback, recovering a panic (see Observer).
+// call runs one callback, recovering a panic (see observe.Observer).
 func call[I any](f func(context.Context, I), ctx context.Context, info I) {
 	if f == nil {
 		return
@@ -39,7 +40,7 @@ func (o observers) startLock(ctx context.Context, req request, nodes int) *lockT
 		return nil
 	}
 	t := &lockTrace{obs: o, ctx: ctx, keys: req.names, nodes: nodes, start: time.Now()}
-	info := LockStartInfo{Keys: req.names, TTL: req.ttl, Start: t.start}
+	info := observe.LockStartInfo{Keys: req.names, TTL: req.ttl, Start: t.start}
 	for _, ob := range o {
 		if ob.LockStart != nil {
 			t.ctx = callStart(ob.LockStart, t.ctx, info)
@@ -50,7 +51,7 @@ func (o observers) startLock(ctx context.Context, req request, nodes int) *lockT
 
 // callStart runs a LockStart callback, keeping ctx when it panics or
 // returns nil.
-func callStart(f func(context.Context, LockStartInfo) context.Context, ctx context.Context, info LockStartInfo) (next context.Context) {
+func callStart(f func(context.Context, observe.LockStartInfo) context.Context, ctx context.Context, info observe.LockStartInfo) (next context.Context) {
 	next = ctx
 	defer func() {
 		if recover() != nil || next == nil {
@@ -60,14 +61,11 @@ func callStart(f func(context.Context, LockStartInfo) context.Context, ctx conte
 	return f(ctx, info)
 }
 
+// attemptStart notes the number of the attempt that starts, for the
+// attempt's round and the call's outcome.
 func (t *lockTrace) attemptStart(attempt int) {
-	if t == nil {
-		return
-	}
-	t.attempt = attempt
-	info := AttemptStartInfo{Keys: t.keys, Attempt: attempt}
-	for _, ob := range t.obs {
-		call(ob.AttemptStart, t.ctx, info)
+	if t != nil {
+		t.attempt = attempt
 	}
 }
 
@@ -76,7 +74,7 @@ func (t *lockTrace) attemptDone(start time.Time, value string, v votes, validity
 	if t == nil {
 		return
 	}
-	t.obs.round(t.ctx, OpLock, t.keys, value, t.attempt, t.nodes, start, v, validity, ok)
+	t.obs.round(t.ctx, observe.OpLock, t.keys, value, t.attempt, t.nodes, start, v, validity, ok)
 }
 
 // done reports how the Lock call ended.
@@ -86,61 +84,54 @@ func (t *lockTrace) done(l *Lock, err error) {
 	}
 	elapsed := time.Since(t.start)
 	if err == nil {
-		info := AcquiredInfo{Keys: t.keys, Value: valuePrefix(l.value), Token: l.token, Attempts: t.attempt,
+		info := observe.AcquiredInfo{Keys: t.keys, Value: valuePrefix(l.value), Token: l.token, Attempts: t.attempt,
 			Start: t.start, Elapsed: elapsed, ValidUntil: l.ValidUntil()}
 		for _, ob := range t.obs {
 			call(ob.Acquired, t.ctx, info)
 		}
 		return
 	}
-	info := NotAcquiredInfo{Keys: t.keys, Attempts: t.attempt, Start: t.start, Elapsed: elapsed, Reason: reasonOf(err), Err: err}
+	info := observe.NotAcquiredInfo{Keys: t.keys, Attempts: t.attempt, Start: t.start, Elapsed: elapsed, Reason: reasonOf(err), Err: err}
 	for _, ob := range t.obs {
 		call(ob.NotAcquired, t.ctx, info)
 	}
 }
 
 // reasonOf classifies the error of a Lock call.
-func reasonOf(err error) Reason {
+func reasonOf(err error) observe.Reason {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return ReasonCanceled
+		return observe.ReasonCanceled
 	}
 	var qe *QuorumError
 	switch {
 	case !errors.As(err, &qe):
-		return ReasonError
+		return observe.ReasonError
 	case qe.Granted >= qe.Quorum:
-		return ReasonNoValidity
+		return observe.ReasonNoValidity
 	case qe.Refused > 0:
-		return ReasonHeld
+		return observe.ReasonHeld
 	}
-	return ReasonNodeErrors
+	return observe.ReasonNodeErrors
 }
 
-// round reports a round's node errors, then the round itself to the
-// callback of its operation.
-func (o observers) round(ctx context.Context, op string, keys []string, value string, attempt, nodes int, start time.Time, v votes, validity time.Duration, ok bool) {
+// round reports a round to the callback of its operation.
+func (o observers) round(ctx context.Context, op observe.Op, keys []string, value string, attempt, nodes int, start time.Time, v votes, validity time.Duration, ok bool) {
 	if len(o) == 0 {
 		return
 	}
-	o.roundInfo(ctx, RoundInfo{
+	o.roundInfo(ctx, observe.RoundInfo{
 		Op: op, Keys: keys, Value: valuePrefix(value), Attempt: attempt,
 		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.errs,
 		Start: start, Elapsed: time.Since(start), Validity: validity, OK: ok,
 	})
 }
 
-func (o observers) roundInfo(ctx context.Context, info RoundInfo) {
-	for _, ne := range info.Errors {
-		ni := NodeErrorInfo{Op: info.Op, Keys: info.Keys, Attempt: info.Attempt, Node: ne.Node, Err: ne.Err}
-		for _, ob := range o {
-			call(ob.NodeError, ctx, ni)
-		}
-	}
+func (o observers) roundInfo(ctx context.Context, info observe.RoundInfo) {
 	for _, ob := range o {
 		switch {
-		case info.Op == OpLock:
+		case info.Op == observe.OpLock:
 			call(ob.AttemptDone, ctx, info)
-		case info.Op == OpUnlock:
+		case info.Op == observe.OpUnlock:
 			call(ob.Released, ctx, info)
 		case info.OK:
 			call(ob.Extended, ctx, info)
@@ -155,7 +146,7 @@ func (o observers) extended(ctx context.Context, l *Lock, req request, start tim
 	if len(o) == 0 {
 		return
 	}
-	o.round(ctx, OpExtend, req.names, l.value, 0, len(l.client.nodes), start, v, validity, ok)
+	o.round(ctx, observe.OpExtend, req.names, l.value, 0, len(l.client.nodes), start, v, validity, ok)
 }
 
 // released reports the release round of l, acquired at acquired.
@@ -164,8 +155,8 @@ func (o observers) released(ctx context.Context, l *Lock, req request, start, ac
 		return
 	}
 	nodes := len(l.client.nodes)
-	o.roundInfo(ctx, RoundInfo{
-		Op: OpUnlock, Keys: req.names, Value: valuePrefix(l.value),
+	o.roundInfo(ctx, observe.RoundInfo{
+		Op: observe.OpUnlock, Keys: req.names, Value: valuePrefix(l.value),
 		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.errs,
 		Start: start, Elapsed: time.Since(start), Held: start.Sub(acquired), OK: ok,
 	})
@@ -176,8 +167,23 @@ func (o observers) lockLost(ctx context.Context, keys []string, value string, ca
 	if len(o) == 0 {
 		return
 	}
-	info := LockLostInfo{Keys: keys, Value: valuePrefix(value), Err: cause}
+	info := observe.LockLostInfo{Keys: keys, Value: valuePrefix(value), Err: cause}
 	for _, ob := range o {
 		call(ob.LockLost, ctx, info)
 	}
+}
+
+// valuePrefixLen is how much of a lock value events show: 4 characters of
+// the default 22 are 24 of its 128 bits, enough to tell locks apart in a
+// log, far too few to guess the rest.
+const valuePrefixLen = 4
+
+// valuePrefix returns the part of a lock value that events may show. A
+// value shorter than 16 characters (from WithValueGenerator) is not shown
+// at all, since a prefix would give away too much of it.
+func valuePrefix(value string) string {
+	if len(value) < 16 {
+		return ""
+	}
+	return value[:valuePrefixLen] + "…"
 }

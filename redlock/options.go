@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // An Option configures a Client. Options are made by the With* functions.
@@ -236,14 +238,14 @@ func WithFencing() Option {
 }
 
 // WithObserver adds callbacks called as locks are acquired, extended, lost
-// and released; see Observer for the events and the rules callbacks must
-// follow. It may be given several times: the Observers are called in the
-// order given. Default: none.
-func WithObserver(o Observer) Option {
+// and released; see [observe.Observer] for the events and the rules
+// callbacks must follow. It may be given several times: the Observers are
+// called in the order given. Default: none.
+func WithObserver(o observe.Observer) Option {
 	return optionFunc(func(c *config) { c.obs = append(c.obs, o) })
 }
 
-// WithLogger logs the events of Observer to logger: routine successes at
+// WithLogger logs the events of [observe.Observer] to logger: routine successes at
 // Debug, failed attempts, failed extensions, unconfirmed releases and node
 // errors at Warn, a lock given up by renewal at Error; a Lock call that
 // ends without the lock at Info (the key is held elsewhere or the caller

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/quorum"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // idleConn is a Conn for tests that make no request.
@@ -28,11 +29,11 @@ func (idleConn) ScriptLoad(context.Context, string) (string, error) {
 // heldForTest returns the context KeepAlive would hand out for a lock held
 // for another hour, with no renewal goroutine and no timer: only Err can
 // end it. lost collects the LockLost events.
-func heldForTest(t *testing.T) (_ *heldContext, lost *[]LockLostInfo) {
+func heldForTest(t *testing.T) (_ *heldContext, lost *[]observe.LockLostInfo) {
 	t.Helper()
-	lost = new([]LockLostInfo)
-	c, err := New([]driver.Conn{idleConn{}}, WithObserver(Observer{
-		LockLost: func(_ context.Context, info LockLostInfo) { *lost = append(*lost, info) },
+	lost = new([]observe.LockLostInfo)
+	c, err := New([]driver.Conn{idleConn{}}, WithObserver(observe.Observer{
+		LockLost: func(_ context.Context, info observe.LockLostInfo) { *lost = append(*lost, info) },
 	}))
 	if err != nil {
 		t.Fatal(err)

@@ -3,33 +3,31 @@ package redlock
 import (
 	"context"
 	"log/slog"
+
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // logObserver returns an Observer that logs every event to logger, at the
 // levels WithLogger documents. Attribute keys are the same in every
-// record: key (or keys), value, attempt, node, granted, refused, errors,
-// quorum, elapsed, validity, held, reason, error.
-func logObserver(logger *slog.Logger) Observer {
-	return Observer{
-		AttemptStart: func(ctx context.Context, info AttemptStartInfo) {
-			logger.LogAttrs(ctx, slog.LevelDebug, "redlock: attempt started",
-				keysAttr(info.Keys), slog.Int("attempt", info.Attempt))
-		},
-		AttemptDone: func(ctx context.Context, info RoundInfo) {
+// record: op, key (or keys), value, attempt, node, granted, refused,
+// errors, quorum, elapsed, validity, held, reason, error.
+func logObserver(logger *slog.Logger) observe.Observer {
+	return observe.Observer{
+		AttemptDone: func(ctx context.Context, info observe.RoundInfo) {
 			level, msg := slog.LevelDebug, "redlock: attempt won the lock"
 			if !info.OK {
 				level, msg = slog.LevelWarn, "redlock: attempt failed"
 			}
 			logRound(ctx, logger, level, msg, info)
 		},
-		Acquired: func(ctx context.Context, info AcquiredInfo) {
+		Acquired: func(ctx context.Context, info observe.AcquiredInfo) {
 			logger.LogAttrs(ctx, slog.LevelDebug, "redlock: lock acquired",
 				keysAttr(info.Keys), slog.String("value", info.Value),
 				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed))
 		},
-		NotAcquired: func(ctx context.Context, info NotAcquiredInfo) {
+		NotAcquired: func(ctx context.Context, info observe.NotAcquiredInfo) {
 			level := slog.LevelWarn
-			if info.Reason == ReasonHeld || info.Reason == ReasonCanceled {
+			if info.Reason == observe.ReasonHeld || info.Reason == observe.ReasonCanceled {
 				level = slog.LevelInfo
 			}
 			logger.LogAttrs(ctx, level, "redlock: lock not acquired",
@@ -37,33 +35,34 @@ func logObserver(logger *slog.Logger) Observer {
 				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed),
 				slog.Any("error", info.Err))
 		},
-		Extended: func(ctx context.Context, info RoundInfo) {
+		Extended: func(ctx context.Context, info observe.RoundInfo) {
 			logRound(ctx, logger, slog.LevelDebug, "redlock: lock extended", info)
 		},
-		ExtendFailed: func(ctx context.Context, info RoundInfo) {
+		ExtendFailed: func(ctx context.Context, info observe.RoundInfo) {
 			logRound(ctx, logger, slog.LevelWarn, "redlock: extension failed", info)
 		},
-		LockLost: func(ctx context.Context, info LockLostInfo) {
+		LockLost: func(ctx context.Context, info observe.LockLostInfo) {
 			logger.LogAttrs(ctx, slog.LevelError, "redlock: lock lost",
 				keysAttr(info.Keys), slog.String("value", info.Value), slog.Any("error", info.Err))
 		},
-		Released: func(ctx context.Context, info RoundInfo) {
+		Released: func(ctx context.Context, info observe.RoundInfo) {
 			level, msg := slog.LevelDebug, "redlock: lock released"
 			if !info.OK {
 				level, msg = slog.LevelWarn, "redlock: release not confirmed"
 			}
 			logRound(ctx, logger, level, msg, info, slog.Duration("held", info.Held))
 		},
-		NodeError: func(ctx context.Context, info NodeErrorInfo) {
-			logger.LogAttrs(ctx, slog.LevelWarn, "redlock: node error",
-				slog.String("op", info.Op), keysAttr(info.Keys), slog.Int("node", info.Node),
-				slog.Any("error", info.Err))
-		},
 	}
 }
 
-// logRound logs a round with its votes and timings.
-func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, info RoundInfo, extra ...slog.Attr) {
+// logRound logs a round's node errors, one record each at Warn, then the
+// round with its votes and timings.
+func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, info observe.RoundInfo, extra ...slog.Attr) {
+	for _, ne := range info.Errors {
+		logger.LogAttrs(ctx, slog.LevelWarn, "redlock: node error",
+			slog.String("op", string(info.Op)), keysAttr(info.Keys), slog.Int("node", ne.Node),
+			slog.Any("error", ne.Err))
+	}
 	if !logger.Enabled(ctx, level) {
 		return
 	}
@@ -76,7 +75,7 @@ func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg st
 	if info.Attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", info.Attempt))
 	}
-	if info.Op != OpUnlock {
+	if info.Op != observe.OpUnlock {
 		attrs = append(attrs, slog.Duration("validity", info.Validity))
 	}
 	logger.LogAttrs(ctx, level, msg, attrs...)

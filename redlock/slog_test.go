@@ -64,15 +64,13 @@ func TestLoggerLevelsAndAttributes(t *testing.T) {
 	if _, err := client.TryLock(ctx, "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryLock with 2 of 3 nodes failing: got %v", err)
 	}
-	wantEvents(t, h.lines("key", "node", "granted", "refused", "attempt", "reason"), []string{
-		"DEBUG redlock: attempt started key=k attempt=1",
+	wantEvents(t, h.lines("op", "key", "node", "granted", "refused", "attempt", "reason"), []string{
 		"DEBUG redlock: attempt won the lock key=k granted=3 refused=0 attempt=1",
 		"DEBUG redlock: lock acquired key=k",
-		"WARN redlock: node error key=k node=1",
+		"WARN redlock: node error op=unlock key=k node=1",
 		"DEBUG redlock: lock released key=k granted=2 refused=0",
-		"DEBUG redlock: attempt started key=k attempt=1",
-		"WARN redlock: node error key=k node=0",
-		"WARN redlock: node error key=k node=1",
+		"WARN redlock: node error op=lock key=k node=0",
+		"WARN redlock: node error op=lock key=k node=1",
 		"WARN redlock: attempt failed key=k granted=1 refused=0 attempt=1",
 		"WARN redlock: lock not acquired key=k reason=node_errors",
 	})

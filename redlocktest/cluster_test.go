@@ -9,6 +9,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/driver/drivertest"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 	"github.com/locksmith-go/locksmith/redlocktest"
 )
 
@@ -133,8 +134,8 @@ func TestFastHandoff(t *testing.T) {
 	attempts := make(chan int, 8)
 	waiter := nodes.Client(
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Hour, 0, 3)),
-		redlock.WithObserver(redlock.Observer{
-			AttemptDone: func(_ context.Context, info redlock.RoundInfo) { attempts <- info.Attempt },
+		redlock.WithObserver(observe.Observer{
+			AttemptDone: func(_ context.Context, info observe.RoundInfo) { attempts <- info.Attempt },
 		}))
 	got := make(chan error, 1)
 	go func() {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 const runHelp = `Acquire KEY on a quorum of the nodes, run COMMAND while the lock is renewed,
@@ -174,17 +175,15 @@ var errUnreachable = errors.New("no quorum of nodes answered")
 // waitTracker follows the attempts of a wait, for the progress reports and
 // to end a wait that cannot succeed.
 type waitTracker struct {
-	attempts    atomic.Int64
+	attempts    atomic.Int64            // attempts whose round has finished
 	unreachable int                     // attempts in a row; only the Lock call's goroutine uses it
 	cancel      context.CancelCauseFunc // ends the wait
 }
 
-func (w *waitTracker) observer() redlock.Observer {
-	return redlock.Observer{
-		AttemptStart: func(_ context.Context, info redlock.AttemptStartInfo) {
+func (w *waitTracker) observer() observe.Observer {
+	return observe.Observer{
+		AttemptDone: func(_ context.Context, info observe.RoundInfo) {
 			w.attempts.Store(int64(info.Attempt))
-		},
-		AttemptDone: func(_ context.Context, info redlock.RoundInfo) {
 			if len(info.Errors) <= info.Nodes-info.Quorum {
 				w.unreachable = 0
 				return
