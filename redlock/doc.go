@@ -234,7 +234,8 @@
 // adapter that does not honour its context.
 //
 // The requests to the nodes that had not answered by then go on in the
-// background, each for at most the per-node timeout (plus the wait for the
+// background, also when the caller cancels ctx afterwards (a deferred
+// cancel), each for at most the per-node timeout (plus the wait for the
 // lock's previous request to that node, within the same bound). They are
 // ordered: a node gets a lock's requests one at a time, in the order they
 // were made, so a late grant is followed by the lock's later extend and

@@ -66,15 +66,26 @@ type roundState struct {
 // ErrPending. Run also returns when timeout has passed or ctx has ended,
 // even if an adapter does not honour its context.
 //
-// Each call gets a context that is done when ctx is done or Timeout has
-// passed since Run started. When ctx can never end, that context is one
-// that only its deadline ends (see adapt.WithTimeout): it is cancelled
-// only after every call has returned, which may be after Run returns.
+// With several nodes, each call gets a context that ends when Timeout has
+// passed since Run started, whatever becomes of ctx (its values are kept):
+// one that only its deadline ends (see adapt.WithTimeout), cancelled only
+// after every call has returned, which may be after Run returns. The call
+// of a single node gets ctx with the timeout.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
 	}
-	nodeCtx, cancel := adapt.WithTimeout(ctx, r.Timeout)
+	// The requests are detached from ctx's cancellation: a caller that
+	// cancels ctx once the round returned (a deferred cancel, typically)
+	// must not cut short the requests still on their way, each bounded by
+	// Timeout. The round itself returns as soon as ctx ends. A single
+	// node's call runs on the calling goroutine and decides the round
+	// alone, so it keeps ctx's cancellation.
+	parent := ctx
+	if r.Nodes > 1 {
+		parent = context.WithoutCancel(ctx)
+	}
+	nodeCtx, cancel := adapt.WithTimeout(parent, r.Timeout)
 	if r.Tracker != nil {
 		r.Tracker.add(r.Nodes)
 	}
@@ -98,16 +109,17 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		if r.Nodes == 1 {
 			// The one node decides the round: its call runs on the
 			// calling goroutine, bounded by its context.
-			r.node(ctx, nodeCtx, cancel, s, node, prev, done)
+			r.node(parent, nodeCtx, cancel, s, node, prev, done)
 			break
 		}
-		go r.node(ctx, nodeCtx, cancel, s, node, prev, done)
+		go r.node(parent, nodeCtx, cancel, s, node, prev, done)
 	}
 	// nodeCtx ends when ctx does or Timeout has passed: then the round
 	// returns even if a call has not.
 	select {
 	case <-s.done:
 	case <-nodeCtx.Done():
+	case <-ctx.Done():
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
