@@ -28,6 +28,7 @@ func TestContendersExclude(t *testing.T) {
 				key := fmt.Sprintf("exclusion:%s:%d", spec.name, n)
 
 				checkHeldExcludes(t, first, second, inspect, key)
+				settle(t, first, second)
 				if got := nodesHolding(t, inspect, key); got != 0 {
 					t.Errorf("after release %d nodes still have the key, want 0", got)
 				}
@@ -63,6 +64,20 @@ func checkHeldExcludes(t *testing.T, first, second contender, inspect []*redis.C
 	})
 	if err != nil {
 		t.Fatalf("first owner: %v", err)
+	}
+}
+
+// settle waits for the requests that the contenders' calls left running
+// once a quorum had decided them (locksmith's), so that the nodes show the
+// calls' outcome.
+func settle(t *testing.T, contenders ...contender) {
+	t.Helper()
+	for _, c := range contenders {
+		if lc, ok := c.(locksmithContender); ok {
+			if err := lc.client.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
