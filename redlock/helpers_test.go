@@ -104,12 +104,15 @@ func (c *cluster) setFaults(modes ...faults.Mode) {
 	}
 }
 
-// mustLock acquires key or fails the test.
+// mustLock acquires key or fails the test, and returns once every node
+// has answered: Lock returns when a quorum granted, and a test that then
+// changes the nodes must not race with the other nodes' requests.
 func mustLock(t *testing.T, c *redlock.Client, key string, ttl time.Duration) *redlock.Lock {
 	t.Helper()
 	l, err := c.Lock(context.Background(), key, ttl)
 	if err != nil {
 		t.Fatalf("Lock(%q): %v", key, err)
 	}
+	settle(t, c)
 	return l
 }

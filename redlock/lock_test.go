@@ -299,6 +299,7 @@ func TestLockWaitingForAHeldKeyEndsWithContext(t *testing.T) {
 	c := newCluster(t, 3)
 	client := c.client(t)
 	holder := mustLock(t, client, "k", time.Minute)
+	c.settle(t) // every node holds the holder's key before the waiter tries
 	ctx, cancel := context.WithCancel(context.Background())
 	c.faults[0].OnCall(func(string) { cancel() })
 	_, err := client.Lock(ctx, "k", time.Minute)

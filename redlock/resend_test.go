@@ -74,10 +74,12 @@ func TestExtendConfirmedWhenAppliedTwice(t *testing.T) {
 	c := newCluster(t, 3)
 	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
 	l := mustLock(t, client, "k", 30*time.Second)
+	c.settle(t)
 	c.setFaults(faults.Duplicate, faults.Duplicate, faults.Duplicate)
 	if err := l.Extend(context.Background(), time.Minute); err != nil {
 		t.Fatalf("Extend with every request applied twice: %v", err)
 	}
+	c.settle(t)
 	for i, s := range c.servers {
 		if ttl := s.TTL("k"); ttl != time.Minute {
 			t.Errorf("node %d: k has TTL %v, want 1m", i, ttl)
