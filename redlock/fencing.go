@@ -53,7 +53,7 @@ func fencedKeys(keys []string) ([]string, error) {
 func (c *Client) attemptFenced(ctx context.Context, req request, value string, trace *lockTrace) (*Lock, error) {
 	n := len(c.nodes)
 	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
-	fenced.every = req.every || c.cfg.waitEvery
+	fenced.every = req.every
 	lanes := new(quorum.Lanes)
 	start := time.Now()
 	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, isFencedGrant)

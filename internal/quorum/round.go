@@ -114,8 +114,8 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		}
 		go r.node(parent, nodeCtx, cancel, s, node, prev, done)
 	}
-	// nodeCtx ends when ctx does or Timeout has passed: then the round
-	// returns even if a call has not.
+	// The round returns when Timeout has passed (nodeCtx) or ctx ends,
+	// even if a call has not.
 	select {
 	case <-s.done:
 	case <-nodeCtx.Done():
@@ -135,12 +135,9 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	return replies
 }
 
-// after waits until prev is closed (a nil prev is at once) and reports
-// whether it was, rather than ctx ending first.
+// after waits until prev is closed and reports whether it was, rather
+// than ctx ending first.
 func after(ctx context.Context, prev <-chan struct{}) bool {
-	if prev == nil {
-		return true
-	}
 	select {
 	case <-prev:
 		return true
