@@ -315,6 +315,9 @@ func TestMultiKeyLocks(t *testing.T) {
 		}
 	}
 	other.Unlock(ctx)
+	// The release of b on a node that had not answered when Unlock
+	// returned would make that node refuse the multi-key lock.
+	settle(t, client)
 
 	l, err := client.LockMulti(ctx, []string{"a", "b", "c"}, time.Minute)
 	if err != nil {
