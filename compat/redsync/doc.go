@@ -76,6 +76,9 @@
 //   - Extend, Valid and Unlock are bounded by the round timeout of
 //     [WithTimeoutFactor], as Lock is.
 //   - Each attempt of Lock uses a fresh value.
+//   - With [WithFailFast] a round also returns once nodes that failed and
+//     nodes held by another owner together leave no quorum to reach,
+//     rather than only once a quorum is held by another owner.
 //   - The drift allowance includes a 2ms floor, so [Mutex.Until] is up to
 //     2ms earlier.
 //   - A TryLock whose context is already done returns an error matching

@@ -296,15 +296,21 @@ func TestFailFastReturnsWithoutTheSlowestNode(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		held  int // nodes on which another owner holds the key
+		fail  bool
 		taken bool
 		nodes []int
 	}{
-		{"granted", 0, false, nil},
-		{"taken", 2, true, []int{0, 1}},
+		{"granted", 0, false, false, nil},
+		{"taken", 2, false, true, []int{0, 1}},
+		// One node taken and one failing leave no quorum to reach.
+		{"no quorum left", 1, true, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, 3)
 			c.set(t, tc.held, "k", "theirs", time.Minute)
+			if tc.fail {
+				c.faults[1].Set(faults.Fail)
+			}
 			unblock := make(chan struct{})
 			var slowDone atomic.Bool
 			c.faults[2].OnCall(func(string) {
@@ -323,10 +329,11 @@ func TestFailFastReturnsWithoutTheSlowestNode(t *testing.T) {
 				t.Error("TryLock() waited for the slow node")
 			}
 			var taken *redsync.ErrTaken
-			if got := errors.As(err, &taken); got != tc.taken || err != nil && !tc.taken {
+			wantErr := tc.taken || tc.fail
+			if got := errors.As(err, &taken); got != tc.taken || (err != nil) != wantErr {
 				t.Fatalf("TryLock() = %v, want taken %v", err, tc.taken)
 			}
-			// Nodes are listed in the order they answered.
+			// Nodes are listed in node order.
 			if tc.taken && !slices.Equal(slices.Sorted(slices.Values(taken.Nodes)), tc.nodes) {
 				t.Errorf("ErrTaken.Nodes = %v, want %v in any order", taken.Nodes, tc.nodes)
 			}

@@ -113,8 +113,8 @@ func WithValue(v string) Option {
 }
 
 // WithFailFast makes each round of requests return as soon as its outcome
-// is known, a quorum of nodes having agreed or refused, instead of waiting
-// for every node. The requests to the remaining nodes carry on in the
+// is known, a quorum of nodes having agreed or so many having refused or
+// failed that no quorum is left, instead of waiting for every node. The requests to the remaining nodes carry on in the
 // background until they answer or the round's timeout passes. Default:
 // false.
 func WithFailFast(b bool) Option {

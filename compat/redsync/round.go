@@ -54,8 +54,9 @@ func (t *tally) result(q int) (int, error) {
 
 // round sends req to every node at once, each bounded by timeout, and
 // returns tally.result. It waits for every node, unless WithFailFast is set:
-// then it returns as soon as a quorum agreed or refused, and the requests
-// still running finish in the background within timeout.
+// then it returns as soon as a quorum agreed or can no longer agree (the
+// rule redlock's rounds follow), and the requests still running finish in
+// the background within timeout.
 func (m *Mutex) round(ctx context.Context, timeout time.Duration, req request) (int, error) {
 	var t tally
 	if !m.failFast {
@@ -70,16 +71,43 @@ func (m *Mutex) round(ctx context.Context, timeout time.Duration, req request) (
 		return t.result(m.quorum)
 	}
 
-	votes := make(chan vote, len(m.nodes))
-	go quorum.FanOut(ctx, len(m.nodes), timeout, func(ctx context.Context, i int) {
-		yes, err := req(ctx, m.nodes[i])
-		votes <- vote{node: i, yes: yes, err: err}
-	})
-	for range m.nodes {
-		t.add(<-votes)
-		if t.yes >= m.quorum || len(t.taken) >= m.quorum {
-			break
+	r := quorum.Round{
+		Nodes:   len(m.nodes),
+		Timeout: timeout,
+		Call: func(ctx context.Context, i int) quorum.Reply {
+			yes, err := req(ctx, m.nodes[i])
+			return quorum.Reply{Value: yes, Err: err}
+		},
+		Yes: func(r quorum.Reply) bool { return r.Err == nil && r.Value == true },
+	}
+	replies := r.Run(ctx)
+	// A node that had not answered is left out when the others decided the
+	// round; when the round ended at its timeout or with ctx, it failed
+	// with that.
+	yes, no := 0, 0
+	for _, reply := range replies {
+		switch {
+		case errors.Is(reply.Err, quorum.ErrPending):
+		case r.Yes(reply):
+			yes++
+		default:
+			no++
 		}
+	}
+	decided := quorum.Decided(len(m.nodes), yes, no)
+	for i, reply := range replies {
+		v := vote{node: i, err: reply.Err}
+		if errors.Is(reply.Err, quorum.ErrPending) {
+			if decided {
+				continue
+			}
+			v.err = ctx.Err()
+			if v.err == nil {
+				v.err = context.DeadlineExceeded
+			}
+		}
+		v.yes, _ = reply.Value.(bool)
+		t.add(v)
 	}
 	return t.result(m.quorum)
 }

@@ -18,6 +18,14 @@ func Size(n int) int {
 	return n/2 + 1
 }
 
+// Decided reports whether the answers of a round to n nodes, yes of them
+// for its outcome and no against it, decide it: a quorum said yes, or so
+// many did not that no quorum can be reached.
+func Decided(n, yes, no int) bool {
+	q := Size(n)
+	return yes >= q || no > n-q
+}
+
 // Drift returns the clock-drift allowance for a lock of the given TTL:
 // ttl*factor plus a 2 ms floor.
 func Drift(ttl time.Duration, factor float64) time.Duration {

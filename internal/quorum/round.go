@@ -205,8 +205,7 @@ func (r *Round) settled(s *roundState) bool {
 	case r.Yes == nil:
 		return false
 	}
-	q := Size(r.Nodes)
-	return s.yes >= q || s.no > r.Nodes-q
+	return Decided(r.Nodes, s.yes, s.no)
 }
 
 // Lanes orders requests on each node: a request of a round run with some
