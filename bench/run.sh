@@ -3,7 +3,9 @@
 # bsm/redislock and the raw Redis floor (make bench-compare).
 #
 # Builds the bench module, runs every benchmark but BenchmarkGray COUNT
-# times against redis-server processes the benchmarks start themselves, then
+# times (COUNT passes over all of them, so that drift in the machine's speed
+# moves every contender alike) against redis-server processes the
+# benchmarks start themselves, then
 # BenchmarkGray (gray failures: its calls wait on node timeouts, so it runs
 # a fixed number of calls, GRAY_COUNT times), and keeps in results/:
 #   <date>-<commit>.txt            the machine description and the raw output
@@ -80,8 +82,17 @@ describe() {
 
 if [[ $pattern != none ]]; then
 	describe "$benchtime" >"$raw"
-	echo "== go test -bench $pattern -benchtime $benchtime -count $count (raw output in bench/$raw)"
-	go test -run '^$' -bench "$pattern" -skip '^BenchmarkGray$' -benchmem -benchtime "$benchtime" -count "$count" -timeout 60m . | tee -a "$raw"
+	echo "== go test -bench $pattern -benchtime $benchtime, $count passes (raw output in bench/$raw)"
+	# Each pass runs every benchmark once, in turn, so that a machine
+	# whose speed drifts during the run (shared cores) moves every
+	# contender alike; -count would run each one's samples back to back.
+	bin=$(mktemp -d)
+	trap 'rm -rf "$bin"' EXIT
+	go test -c -o "$bin/bench.test" .
+	for pass in $(seq "$count"); do
+		echo "-- pass $pass of $count" >&2
+		"$bin/bench.test" -test.run '^$' -test.bench "$pattern" -test.skip '^BenchmarkGray$' -test.benchmem -test.benchtime "$benchtime" -test.count 1 -test.timeout 60m | tee -a "$raw"
+	done
 	echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 
 	go run "$benchstat" "$raw" >"$table"
