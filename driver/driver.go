@@ -4,7 +4,8 @@
 // of the adapter modules (driver/goredis, driver/redigo, driver/rueidis) and
 // hand it to redlock.New. This package is for people writing an adapter for
 // another client, and its contract is checked by the driver/drivertest
-// conformance suite.
+// conformance suite. Package driver/adapter holds the pieces that such an
+// adapter shares with locksmith's own.
 //
 // A Conn has exactly three methods. Anything more a client can offer is an
 // optional interface in this package, found by a type assertion, and each one
@@ -27,6 +28,24 @@
 // reply) with an error that satisfies errors.Is(err, [ErrNoScript]). An
 // adapter detects that with its client's own typed check where the client has
 // one, or by the NOSCRIPT error prefix that Redis defines for this case.
+//
+// # Contexts
+//
+// Every method must honour its ctx (see [Conn]). locksmith makes many of
+// its calls with a context that nothing but its deadline ends: with several
+// nodes, every call of a round (acquiring, extending or releasing a lock)
+// gets one, which keeps the values of the caller's ctx but none of its
+// cancellation, has the node timeout as its deadline, and is cancelled only
+// after the call has returned; so does a call whose caller's ctx can never
+// be cancelled. Inline, in package
+// [github.com/locksmith-go/locksmith/driver/adapter], reports such
+// a context. An adapter whose client bounds every wait and every socket
+// read and write of a call by the context's deadline may run a call with
+// such a context on the calling goroutine: the client returns by the
+// deadline, which is when the context ends. Any other context can end
+// before its deadline, so a call with it must return when it ends even if
+// the client would go on waiting: through adapter.Run, or an equivalent
+// that leaves the client's call to finish on a goroutine of its own.
 //
 // # Concurrency
 //

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 	"github.com/locksmith-go/locksmith/driver/goredis"
-	"github.com/locksmith-go/locksmith/internal/adapt"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -56,8 +56,8 @@ func silentServer(t *testing.T) string {
 
 // TestInlineCallEndsAtDeadline checks the calls that run on the caller's
 // goroutine: with ContextTimeoutEnabled and a context that only its deadline
-// ends, as redlock makes for a node when the caller's context cannot be
-// cancelled, a call to a server that never answers must end with an error
+// ends, as redlock makes for the calls of a round on several nodes, a call to
+// a server that never answers must end with an error
 // matching context.DeadlineExceeded instead of waiting for the client's
 // ReadTimeout.
 func TestInlineCallEndsAtDeadline(t *testing.T) {
@@ -89,10 +89,10 @@ func TestInlineCallEndsAtDeadline(t *testing.T) {
 	}
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := adapt.WithTimeout(context.Background(), 50*time.Millisecond)
+			ctx, cancel := adapter.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancel()
-			if !adapt.Inline(ctx) {
-				t.Fatal("adapt.WithTimeout(context.Background()) does not run calls inline")
+			if !adapter.Inline(ctx) {
+				t.Fatal("Inline(adapter.WithTimeout(context.Background())) = false, want true")
 			}
 			got, err := c.call(ctx)
 			if !errors.Is(err, context.DeadlineExceeded) {

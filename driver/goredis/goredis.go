@@ -38,9 +38,10 @@
 // on the caller's goroutine only when both hold: the client is a
 // *redis.Client (from redis.NewClient or redis.NewFailoverClient) with
 // ContextTimeoutEnabled set and neither ReadTimeout nor WriteTimeout at -2
-// (which turns socket deadlines off), and ctx is one that locksmith made for
-// a node and that only its deadline can end (it does so when the caller's
-// context cannot be cancelled, as in Unlock). Any other call, and any call
+// (which turns socket deadlines off), and ctx is one that only its deadline
+// can end, which [adapter.Inline] reports: locksmith makes those for the calls
+// of a round on several nodes and for any call whose caller's context cannot
+// be cancelled, as the driver package documents. Any other call, and any call
 // through a ClusterClient or Ring, whose command-info and topology lookups
 // keep timeouts of their own, runs in a goroutine of its own. Hooks added to
 // the client run on the goroutine that runs the command.
@@ -81,7 +82,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 var (
@@ -95,7 +96,7 @@ var (
 // one with [New].
 type Conn struct {
 	client redis.Scripter
-	hub    *adapt.Hub // the pub/sub connection of Subscribe
+	hub    *adapter.Hub // the pub/sub connection of Subscribe
 	// doer is client when it can send any command, as every go-redis
 	// client can, and nil otherwise.
 	doer doer
@@ -103,7 +104,7 @@ type Conn struct {
 	// and socket read and write of a command: see the package doc.
 	inline bool
 	// background counts the goroutines of calls that do not run inline.
-	background adapt.Background
+	background adapter.Background
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
@@ -137,7 +138,7 @@ func New(client redis.Scripter) *Conn {
 	}
 	doer, _ := client.(doer)
 	c := &Conn{client: client, doer: doer, inline: appliesDeadline(client)}
-	c.hub = adapt.NewHub(c.dialPubSub)
+	c.hub = adapter.NewHub(c.dialPubSub)
 	return c
 }
 
@@ -165,11 +166,11 @@ func appliesDeadline(client redis.Scripter) bool {
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	if c.inline && adapt.Inline(ctx) {
+	if c.inline && adapter.Inline(ctx) {
 		val, err := c.eval(ctx, evalCommand, script, keys, args)
-		return val, adapt.ContextErr(ctx, err)
+		return val, adapter.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalCommand, script, keys, args)
 	})
 }
@@ -178,11 +179,11 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	if c.inline && adapt.Inline(ctx) {
+	if c.inline && adapter.Inline(ctx) {
 		val, err := c.eval(ctx, evalShaCommand, sha1, keys, args)
-		return val, adapt.ContextErr(ctx, err)
+		return val, adapter.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.eval(ctx, evalShaCommand, sha1, keys, args)
 	})
 }
@@ -216,7 +217,7 @@ func (c *Conn) eval(ctx context.Context, command any, scriptOrDigest string, key
 	// text also starts with the NOSCRIPT prefix. HasErrorPrefix
 	// allocates even for a nil error.
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return nil, adapt.NoScript(err)
+		return nil, adapter.NoScript(err)
 	}
 	return val, err
 }
@@ -234,11 +235,11 @@ func appendStrings(dst []any, values []string) []any {
 // cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
 // succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	if c.inline && adapt.Inline(ctx) {
+	if c.inline && adapter.Inline(ctx) {
 		digest, err := c.scriptLoad(ctx, script)
-		return digest, adapt.ContextErr(ctx, err)
+		return digest, adapter.ContextErr(ctx, err)
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
 		return c.scriptLoad(ctx, script)
 	})
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // subscriber is what a go-redis client needs to open a pub/sub connection:
@@ -40,12 +40,12 @@ func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(paylo
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 	// The connection opens with the first SUBSCRIBE.
 	return pubSub{c.client.(subscriber).Subscribe(ctx)}, nil
 }
 
-// pubSub is a redis.PubSub as an adapt.Hub drives it.
+// pubSub is a redis.PubSub as an [adapter.Hub] drives it.
 type pubSub struct {
 	ps *redis.PubSub
 }
@@ -58,7 +58,7 @@ func (p pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
 	return p.ps.Unsubscribe(ctx, channels...)
 }
 
-func (p pubSub) Receive(ctx context.Context, hub *adapt.Hub) error {
+func (p pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
 	// redis.PubSub.Receive does not return when its ctx is cancelled;
 	// closing the PubSub ends the read.
 	stop := context.AfterFunc(ctx, func() { p.ps.Close() })

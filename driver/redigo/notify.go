@@ -7,7 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
@@ -33,15 +33,15 @@ const (
 	pubSubReadWait  = 3 * pubSubHeartbeat
 )
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
-		return nil, adapt.ContextErr(ctx, err)
+		return nil, adapter.ContextErr(ctx, err)
 	}
 	return &pubSub{psc: redis.PubSubConn{Conn: conn}}, nil
 }
 
-// pubSub is a redis.PubSubConn as an adapt.Hub drives it.
+// pubSub is a redis.PubSubConn as an [adapter.Hub] drives it.
 type pubSub struct {
 	psc redis.PubSubConn
 	// writeMu serializes the writes of the Hub (Subscribe, Unsubscribe,
@@ -54,7 +54,7 @@ func (p *pubSub) Subscribe(ctx context.Context, channels ...string) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	if err := p.psc.Subscribe(redis.Args{}.AddFlat(channels)...); err != nil {
-		return adapt.ContextErr(ctx, err)
+		return adapter.ContextErr(ctx, err)
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func (p *pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	if err := p.psc.Unsubscribe(redis.Args{}.AddFlat(channels)...); err != nil {
-		return adapt.ContextErr(ctx, err)
+		return adapter.ContextErr(ctx, err)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (p *pubSub) ping() {
 // kept from firing on a quiet channel by the heartbeat. When ctx ends, a
 // last PING wakes the read, so Receive returns within a round trip, or
 // within pubSubReadWait when the server does not answer.
-func (p *pubSub) Receive(ctx context.Context, hub *adapt.Hub) error {
+func (p *pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
 	done := make(chan struct{})
 	var heartbeat sync.WaitGroup
 	heartbeat.Go(func() {

@@ -103,7 +103,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 var (
@@ -118,8 +118,8 @@ var (
 // pool. Create one with [New].
 type Conn struct {
 	pool       *redis.Pool
-	hub        *adapt.Hub             // the pub/sub connection of Subscribe
-	background adapt.Background       // the goroutines of calls whose ctx can end
+	hub        *adapter.Hub           // the pub/sub connection of Subscribe
+	background adapter.Background     // the goroutines of calls whose ctx can end
 	serverID   atomic.Pointer[string] // see ServerID; nil until settled
 }
 
@@ -133,7 +133,7 @@ func New(pool *redis.Pool) *Conn {
 		return nil
 	}
 	c := &Conn{pool: pool}
-	c.hub = adapt.NewHub(c.dialPubSub)
+	c.hub = adapter.NewHub(c.dialPubSub)
 	return c
 }
 
@@ -153,7 +153,7 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	reply, err := c.do(ctx, "EVALSHA", scriptArgs(sha1, keys, args)...)
 	if err != nil {
 		if isNoScript(err) {
-			return nil, adapt.NoScript(err)
+			return nil, adapter.NoScript(err)
 		}
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (c *Conn) NodeID() string {
 // do runs one command on a connection of its own from the pool, and
 // returns as soon as ctx is done: see the package documentation.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
 	})
 }
@@ -187,7 +187,7 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 func (c *Conn) run(ctx context.Context, command string, args []any) (any, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
-		return nil, adapt.ContextErr(ctx, err)
+		return nil, adapter.ContextErr(ctx, err)
 	}
 	// Close hands the connection back to the pool, or discards it after
 	// a failure. Its error concerns only that connection, and the reply
@@ -202,7 +202,7 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 	if c.serverID.Load() == nil && answered(err) {
 		c.learnServerID(ctx, conn)
 	}
-	return reply, adapt.ContextErr(ctx, err)
+	return reply, adapter.ContextErr(ctx, err)
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn

@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
@@ -17,7 +17,7 @@ func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(paylo
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 	client, err := c.getClient(ctx)
 	if err != nil {
 		return nil, err
@@ -35,7 +35,7 @@ func (c *Conn) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
 }
 
 // pubSub is a dedicated rueidis connection with pub/sub hooks, as an
-// adapt.Hub drives it. The hooks report to the Hub directly.
+// [adapter.Hub] drives it. The hooks report to the Hub directly.
 type pubSub struct {
 	dc     rueidis.DedicatedClient
 	cancel func()
@@ -50,7 +50,7 @@ func (p pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
 	return p.dc.Do(ctx, p.dc.B().Unsubscribe().Channel(channels...).Build()).Error()
 }
 
-func (p pubSub) Receive(ctx context.Context, _ *adapt.Hub) error {
+func (p pubSub) Receive(ctx context.Context, _ *adapter.Hub) error {
 	select {
 	case err := <-p.failed:
 		return err

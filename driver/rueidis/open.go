@@ -10,7 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Delays between Open's attempts to build its client: the first retry
@@ -51,7 +51,7 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 		done:      make(chan struct{}),
 	}
 	c := &Conn{opened: o, id: optionID(option, o)}
-	c.hub = adapt.NewHub(c.dialPubSub)
+	c.hub = adapter.NewHub(c.dialPubSub)
 	go o.build()
 	return c, nil
 }

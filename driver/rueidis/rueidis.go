@@ -75,7 +75,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 var (
@@ -90,10 +90,10 @@ var (
 type Conn struct {
 	client rueidis.Client // nil for a Conn from Open
 	opened *opened        // the client Open builds, nil for a Conn from New
-	hub    *adapt.Hub     // the pub/sub connection of Subscribe
+	hub    *adapter.Hub   // the pub/sub connection of Subscribe
 	id     string         // the NodeID
 	// background counts the goroutines of calls whose ctx can end.
-	background adapt.Background
+	background adapter.Background
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
@@ -119,7 +119,7 @@ func New(client rueidis.Client) *Conn {
 		return nil
 	}
 	c := &Conn{client: client, id: clientID(client)}
-	c.hub = adapt.NewHub(c.dialPubSub)
+	c.hub = adapter.NewHub(c.dialPubSub)
 	return c
 }
 
@@ -144,7 +144,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return reply(client.Do(ctx, cmd))
 	})
 }
@@ -163,10 +163,10 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	if err != nil {
 		return nil, err
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		val, err := reply(client.Do(ctx, cmd))
 		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
-			return nil, adapt.NoScript(err)
+			return nil, adapter.NoScript(err)
 		}
 		return val, err
 	})
@@ -180,7 +180,7 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return adapt.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
 		if client.Mode() == rueidis.ClientModeCluster {
 			// SCRIPT LOAD has no key, so the cluster client would
 			// send it to just one node.

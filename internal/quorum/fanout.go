@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // FanOut calls request once for every node index in [0, n), all at once,
@@ -19,13 +19,13 @@ import (
 // goroutine at all.
 //
 // When ctx can never end, the calls get a context that only the timeout
-// ends (see adapt.WithTimeout): it is cancelled only after every call has
+// ends (see adapter.WithTimeout): it is cancelled only after every call has
 // returned. An adapter whose client applies that deadline itself then runs
-// the call without a goroutine of its own.
+// the call without a goroutine of its own, as the driver package documents.
 func FanOut(ctx context.Context, n int, timeout time.Duration, request func(ctx context.Context, node int)) {
 	// nodeCtx is never assigned again, so the goroutines' closures copy
 	// it rather than share it through the heap.
-	nodeCtx, cancel := adapt.WithTimeout(ctx, timeout)
+	nodeCtx, cancel := adapter.WithTimeout(ctx, timeout)
 	defer cancel()
 	if n <= 1 {
 		// Nothing to wait for: the WaitGroup below, which the closures

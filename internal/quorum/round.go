@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // ErrPending is the error of a node that had not answered when its round
@@ -68,9 +68,10 @@ type roundState struct {
 //
 // With several nodes, each call gets a context that ends when Timeout has
 // passed since Run started, whatever becomes of ctx (its values are kept):
-// one that only its deadline ends (see adapt.WithTimeout), cancelled only
-// after every call has returned, which may be after Run returns. The call
-// of a single node gets ctx with the timeout.
+// one that only its deadline ends (see adapter.WithTimeout), cancelled only
+// after every call has returned, which may be after Run returns: the
+// driver package documents this as part of the Conn contract. The call of
+// a single node gets ctx with the timeout.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
@@ -85,7 +86,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes > 1 {
 		parent = context.WithoutCancel(ctx)
 	}
-	nodeCtx, cancel := adapt.WithTimeout(parent, r.Timeout)
+	nodeCtx, cancel := adapter.WithTimeout(parent, r.Timeout)
 	if r.Tracker != nil {
 		r.Tracker.add(r.Nodes)
 	}
@@ -160,7 +161,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	case prev == nil:
 		reply = r.Call(ctx, node)
 	case after(ctx, prev):
-		callCtx, cancelCall := adapt.WithTimeout(parent, r.Timeout)
+		callCtx, cancelCall := adapter.WithTimeout(parent, r.Timeout)
 		reply = r.Call(callCtx, node)
 		cancelCall()
 	}

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Notifier is a Conn that also implements driver.Notifier, sharing one
 // pub/sub connection to the server among all its subscribers.
 type Notifier struct {
 	*Conn
-	hub *adapt.Hub
+	hub *adapter.Hub
 }
 
 var _ driver.Notifier = (*Notifier)(nil)
@@ -22,7 +22,7 @@ var _ driver.Notifier = (*Notifier)(nil)
 // DialNotifier returns a Notifier for the server at addr.
 func DialNotifier(addr string) *Notifier {
 	n := &Notifier{Conn: Dial(addr)}
-	n.hub = adapt.NewHub(n.dialPubSub)
+	n.hub = adapter.NewHub(n.dialPubSub)
 	return n
 }
 
@@ -31,7 +31,7 @@ func (n *Notifier) Subscribe(ctx context.Context, channel string, deliver func(p
 	return n.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (n *Notifier) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
+func (n *Notifier) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", n.addr)
 	if err != nil {
@@ -40,12 +40,12 @@ func (n *Notifier) dialPubSub(ctx context.Context) (adapt.PubSub, error) {
 	return newWire(nc), nil
 }
 
-// Subscribe implements adapt.PubSub.
+// Subscribe implements [adapter.PubSub].
 func (w *wire) Subscribe(ctx context.Context, channels ...string) error {
 	return w.send(ctx, append([]string{"SUBSCRIBE"}, channels...))
 }
 
-// Unsubscribe implements adapt.PubSub.
+// Unsubscribe implements [adapter.PubSub].
 func (w *wire) Unsubscribe(ctx context.Context, channels ...string) error {
 	return w.send(ctx, append([]string{"UNSUBSCRIBE"}, channels...))
 }
@@ -60,8 +60,8 @@ func (w *wire) send(ctx context.Context, args []string) error {
 	return w.w.Flush()
 }
 
-// Receive implements adapt.PubSub.
-func (w *wire) Receive(ctx context.Context, hub *adapt.Hub) error {
+// Receive implements [adapter.PubSub].
+func (w *wire) Receive(ctx context.Context, hub *adapter.Hub) error {
 	stop := context.AfterFunc(ctx, func() { w.nc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	for {
@@ -92,5 +92,5 @@ func (w *wire) Receive(ctx context.Context, hub *adapt.Hub) error {
 	}
 }
 
-// Close implements adapt.PubSub.
+// Close implements [adapter.PubSub].
 func (w *wire) Close() { w.nc.Close() }

@@ -1,4 +1,4 @@
-package adapt
+package adapter
 
 // SetAfterLastLeft makes h call hook in a subscription's cancel after the
 // last subscriber of a channel left, between the Hub's bookkeeping and the

@@ -1,4 +1,4 @@
-package adapt_test
+package adapter_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
@@ -70,7 +70,7 @@ func await(t *testing.T, got <-chan string) string {
 // scriptedPubSub is a PubSub whose dynamic type cannot be compared, as a
 // struct holding a func cannot: a Hub must never compare connections.
 type scriptedPubSub struct {
-	hub    *adapt.Hub
+	hub    *adapter.Hub
 	broken bool   // Receive fails at once, as a broken connection does
 	close  func() // makes the type uncomparable
 }
@@ -84,7 +84,7 @@ func (p scriptedPubSub) Subscribe(_ context.Context, channels ...string) error {
 
 func (p scriptedPubSub) Unsubscribe(context.Context, ...string) error { return nil }
 
-func (p scriptedPubSub) Receive(ctx context.Context, _ *adapt.Hub) error {
+func (p scriptedPubSub) Receive(ctx context.Context, _ *adapter.Hub) error {
 	if p.broken {
 		return errors.New("connection reset")
 	}
@@ -97,10 +97,10 @@ func (p scriptedPubSub) Close() { p.close() }
 // A Hub whose first connection breaks opens a second one, even when its
 // PubSub values are of a type that cannot be compared.
 func TestHubReconnectsWithUncomparableConnections(t *testing.T) {
-	var hub *adapt.Hub
+	var hub *adapter.Hub
 	var dials atomic.Int32
 	secondOpen := make(chan struct{})
-	hub = adapt.NewHub(func(context.Context) (adapt.PubSub, error) {
+	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
 		n := dials.Add(1)
 		if n == 2 {
 			close(secondOpen)
@@ -127,7 +127,7 @@ func TestHubReconnectsWithUncomparableConnections(t *testing.T) {
 // serverPubSub is a PubSub over a stand-in server that records which
 // channels the connection is subscribed to.
 type serverPubSub struct {
-	hub  *adapt.Hub
+	hub  *adapter.Hub
 	mu   *sync.Mutex
 	subs map[string]bool
 }
@@ -153,7 +153,7 @@ func (p serverPubSub) Unsubscribe(_ context.Context, channels ...string) error {
 	return nil
 }
 
-func (p serverPubSub) Receive(ctx context.Context, _ *adapt.Hub) error {
+func (p serverPubSub) Receive(ctx context.Context, _ *adapter.Hub) error {
 	<-ctx.Done()
 	return nil
 }
@@ -170,9 +170,9 @@ func (p serverPubSub) subscribed(ch string) bool {
 // between its bookkeeping and its UNSUBSCRIBE leaves the server subscribed:
 // the UNSUBSCRIBE must not overtake the new subscription's SUBSCRIBE.
 func TestHubSubscribeDuringLastCancel(t *testing.T) {
-	var hub *adapt.Hub
+	var hub *adapter.Hub
 	server := serverPubSub{mu: new(sync.Mutex), subs: make(map[string]bool)}
-	hub = adapt.NewHub(func(context.Context) (adapt.PubSub, error) {
+	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
 		server.hub = hub
 		return server, nil
 	})
@@ -188,7 +188,7 @@ func TestHubSubscribeDuringLastCancel(t *testing.T) {
 	}
 
 	var second func()
-	adapt.SetAfterLastLeft(hub, func(channel string) {
+	adapter.SetAfterLastLeft(hub, func(channel string) {
 		if channel != "ch" || second != nil {
 			return
 		}
@@ -207,5 +207,34 @@ func TestHubSubscribeDuringLastCancel(t *testing.T) {
 	defer second()
 	if !server.subscribed("ch") {
 		t.Error("the server is not subscribed to ch, though the second subscription returned and is not cancelled")
+	}
+}
+
+// Subscribe on a Hub that cannot open a connection, or with nothing to
+// deliver to, returns an error rather than failing later in the Hub's
+// goroutine.
+func TestHubSubscribeRejectsBadInput(t *testing.T) {
+	dial := func(context.Context) (adapter.PubSub, error) {
+		t.Error("dial called for a subscription that should have been rejected")
+		return nil, errors.New("not dialled")
+	}
+	deliver := func(string) {}
+	tests := []struct {
+		name    string
+		hub     *adapter.Hub
+		deliver func(string)
+	}{
+		{"nil Hub", nil, deliver},
+		{"zero Hub", new(adapter.Hub), deliver},
+		{"NewHub(nil)", adapter.NewHub(nil), deliver},
+		{"nil deliver", adapter.NewHub(dial), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cancel, err := tt.hub.Subscribe(context.Background(), "ch", tt.deliver)
+			if err == nil || cancel != nil {
+				t.Errorf("Subscribe = cancel %v, error %v; want no cancel and an error", cancel != nil, err)
+			}
+		})
 	}
 }

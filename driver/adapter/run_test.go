@@ -1,4 +1,4 @@
-package adapt
+package adapter
 
 import (
 	"context"
@@ -6,10 +6,6 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
-
-	"github.com/locksmith-go/locksmith/driver"
 )
 
 // lateContext is a context whose deadline has passed but which has not yet
@@ -22,7 +18,7 @@ type lateContext struct {
 
 func (c lateContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
-func TestWithContextErr(t *testing.T) {
+func TestContextErr(t *testing.T) {
 	ioTimeout := os.ErrDeadlineExceeded
 	other := errors.New("connection reset")
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -98,14 +94,25 @@ func TestRunReturnsTheReply(t *testing.T) {
 	}
 }
 
-func TestNoScript(t *testing.T) {
-	reply := errors.New("NOSCRIPT No matching script")
-	err := NoScript(reply)
-	if !errors.Is(err, driver.ErrNoScript) || !errors.Is(err, reply) || err.Error() != reply.Error() {
-		t.Errorf("NoScript(%v) = %v; want the same text, matching driver.ErrNoScript and the reply", reply, err)
+// A nil Background counts nothing, and Run still returns the reply, or
+// returns when ctx ends.
+func TestRunWithoutBackground(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if got, err := Run(ctx, nil, func(context.Context) (int, error) { return 1, nil }); got != 1 || err != nil {
+		t.Errorf("Run(nil Background) = %d, %v; want 1, nil", got, err)
 	}
-}
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	_, err := Run(ctx, nil, func(context.Context) (int, error) {
+		defer close(finished)
+		cancel()
+		<-release
+		return 1, nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run(nil Background) whose ctx ends first = %v, want context.Canceled", err)
+	}
+	close(release)
+	<-finished
 }

@@ -1,27 +1,35 @@
-package adapt
+package adapter
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// A PubSub is one pub/sub connection of a client, as a [Hub] drives it.
+// A PubSub is one pub/sub connection of a client, as a [Hub] drives it. An
+// adapter implements it over its client's own pub/sub support and hands
+// the Hub a function that opens one (see [NewHub]).
+//
 // The Hub never calls Subscribe and Unsubscribe concurrently with each
-// other, but calls them while Receive runs in another goroutine.
+// other, but calls them while Receive runs in another goroutine, and it
+// calls Close last, once.
 type PubSub interface {
 	// Subscribe sends SUBSCRIBE for the channels. It need not wait for
 	// the server's confirmations: Receive reports them.
 	Subscribe(ctx context.Context, channels ...string) error
-	// Unsubscribe sends UNSUBSCRIBE for the channels.
+	// Unsubscribe sends UNSUBSCRIBE for the channels. The Hub ignores
+	// its error: messages on channels it no longer has subscribers for
+	// are dropped.
 	Unsubscribe(ctx context.Context, channels ...string) error
 	// Receive reads from the connection and reports to hub every message
 	// ([Hub.Message]), subscription confirmation ([Hub.Confirmed]) and
 	// error reply ([Hub.Refused]) until ctx ends, when it returns nil, or
-	// the connection fails, when it returns the error.
+	// the connection fails, when it returns the error and the Hub opens
+	// another connection. hub is the Hub that opened the connection.
 	Receive(ctx context.Context, hub *Hub) error
 	// Close releases the connection. The Hub calls it after Receive has
-	// returned.
+	// returned, or instead of Receive when Subscribe failed.
 	Close()
 }
 
@@ -36,12 +44,20 @@ const (
 	dialTimeout = 5 * time.Second
 )
 
-// A Hub shares one pub/sub connection among any number of subscribers to
-// any number of channels, as driver.Notifier asks. The connection and the
-// goroutine that reads from it exist only while some channel has a
-// subscriber. When the connection fails, the Hub opens another and
-// subscribes again to every channel; messages published in between are
-// lost, which driver.Notifier allows.
+// A Hub implements [driver.Notifier]'s Subscribe over one pub/sub
+// connection that it shares among any number of subscribers to any number
+// of channels, as driver.Notifier asks: an adapter keeps one Hub per Conn
+// and its Subscribe method calls [Hub.Subscribe].
+//
+// The connection and the goroutine that reads from it exist only while
+// some channel has a subscriber: the Hub opens the connection for the
+// first subscription and closes it after the last one ends. When the
+// connection fails, the Hub opens another at once and subscribes again to
+// every channel; while it cannot, it tries again after delays that double
+// from 10ms up to 500ms. Messages published in between are lost, which
+// driver.Notifier allows.
+//
+// Make a Hub with [NewHub]. Its methods may be called concurrently.
 type Hub struct {
 	dial func(ctx context.Context) (PubSub, error)
 
@@ -73,14 +89,34 @@ type subscriber struct {
 	deliver func(payload string)
 }
 
-// NewHub returns a Hub that opens its connection with dial.
+// NewHub returns a Hub that opens its connections with dial. dial may
+// connect at once or leave that to the first Subscribe of the PubSub it
+// returns; its ctx, which ends after 5s, bounds both. The Hub calls dial
+// from its own goroutine, never concurrently with itself.
 func NewHub(dial func(ctx context.Context) (PubSub, error)) *Hub {
 	return &Hub{dial: dial, channels: make(map[string]*channel)}
 }
 
-// Subscribe implements driver.Notifier's Subscribe over the Hub's shared
-// connection.
+// Errors of Subscribe for a Hub not made by NewHub with a dial function,
+// and for a nil deliver.
+var (
+	errNoDial    = errors.New("adapter: Subscribe on a Hub without a dial function; make it with NewHub")
+	errNoDeliver = errors.New("adapter: Subscribe with a nil deliver function")
+)
+
+// Subscribe implements [driver.Notifier]'s Subscribe over the Hub's shared
+// connection, as that method documents: it returns once the server has
+// confirmed the subscription; with an error that matches ctx.Err() when ctx
+// ends first; or with the error of a SUBSCRIBE that failed or that the
+// server refused ([Hub.Refused]). deliver runs on the goroutine that calls
+// [Hub.Message].
 func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload string)) (cancel func(), err error) {
+	if h == nil || h.dial == nil {
+		return nil, errNoDial
+	}
+	if deliver == nil {
+		return nil, errNoDeliver
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -179,6 +215,9 @@ func (h *Hub) remove(name string, sub *subscriber) {
 }
 
 // Message hands a message published on channel name to its subscribers.
+// A PubSub's Receive calls it for every message it reads; a message on a
+// channel without subscribers is dropped. It returns once every
+// subscriber's deliver has returned.
 func (h *Hub) Message(name, payload string) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -190,7 +229,10 @@ func (h *Hub) Message(name, payload string) {
 }
 
 // Confirmed records the server's confirmation of the subscription to
-// channel name.
+// channel name, which ends the wait of the Subscribe calls for it. A
+// PubSub's Receive calls it for every confirmation it reads (a
+// "subscribe" message); calling it again for the same channel does
+// nothing.
 func (h *Hub) Confirmed(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -204,9 +246,10 @@ func (h *Hub) Confirmed(name string) {
 }
 
 // Refused records an error reply on the connection, such as an ACL's
-// NOPERM. Such a reply names no channel, so every subscription still
-// waiting for its confirmation fails with err, at once rather than at the
-// end of its ctx.
+// NOPERM, which a PubSub's Receive reads in place of a confirmation: the
+// connection itself is fine. Such a reply names no channel, so every
+// subscription still waiting for its confirmation fails with err, at once
+// rather than at the end of its ctx. Subscriptions already confirmed go on.
 func (h *Hub) Refused(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,4 +1,4 @@
-package adapt
+package adapter
 
 import (
 	"context"
@@ -7,14 +7,20 @@ import (
 
 // Background counts the goroutines that run a Conn's client calls, so that
 // the calls which returned early because their ctx ended can be waited for
-// while they finish in the background. The zero value is ready to use.
+// while they finish in the background. A Conn keeps one, usually as a
+// field, passes it to every [Run] and implements [driver.Waiter] with its
+// Wait.
+//
+// The zero value is ready to use. A Background must not be copied after
+// first use. Its methods may be called concurrently.
 type Background struct {
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // closed when n drops to zero; nil while n is zero
 }
 
-// Go runs f in a goroutine of its own, counted until f returns.
+// Go runs f in a goroutine of its own, counted until f returns. [Run] calls
+// it; an adapter calls it itself for other work that may outlive a call.
 func (b *Background) Go(f func()) {
 	b.mu.Lock()
 	b.n++
@@ -35,8 +41,9 @@ func (b *Background) done() {
 	}
 }
 
-// Wait returns nil once no goroutine started by Go is running, or ctx.Err()
-// when ctx ends first.
+// Wait returns nil as soon as no goroutine started by Go is running (at
+// once when none is), or ctx.Err() when ctx ends first. A goroutine started
+// while Wait waits is waited for as well.
 func (b *Background) Wait(ctx context.Context) error {
 	b.mu.Lock()
 	if b.n == 0 {

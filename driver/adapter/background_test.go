@@ -1,15 +1,15 @@
-package adapt_test
+package adapter_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/adapt"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 func TestBackgroundWait(t *testing.T) {
-	var b adapt.Background
+	var b adapter.Background
 	if err := b.Wait(context.Background()); err != nil {
 		t.Fatalf("Wait with nothing running = %v, want nil", err)
 	}

@@ -1,0 +1,48 @@
+package adapter
+
+import (
+	"context"
+	"time"
+)
+
+// deadlineOnly marks a context that nothing but its deadline can end while
+// calls made with it run. It is made only by WithTimeout.
+type deadlineOnly struct {
+	context.Context
+}
+
+// WithTimeout is context.WithTimeout for contexts that nothing but their
+// deadline ends, which [Inline] reports. locksmith makes its per-node
+// contexts with it (see the driver package documentation); an adapter's
+// tests use it to exercise the calls that run on the calling goroutine.
+//
+// When parent can never end (its Done returns nil: context.Background, or a
+// context detached with context.WithoutCancel), the returned context can
+// end only when timeout has passed or cancel is called, and the caller
+// promises to call cancel only after every call made with it has returned:
+// such a context ends only at its deadline while those calls run, and
+// Inline reports it. For any other parent, WithTimeout returns
+// context.WithTimeout(parent, timeout), which Inline does not report.
+func WithTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	if parent.Done() != nil {
+		return ctx, cancel
+	}
+	return deadlineOnly{ctx}, cancel
+}
+
+// Inline reports whether ctx is a live context that nothing but its
+// deadline can end while the call runs: one from [WithTimeout] whose parent
+// can never end. A call with such a ctx may run on the calling goroutine
+// through a client that bounds every wait and every socket read and write
+// of the call by ctx's deadline: that client returns by the deadline, which
+// is when ctx ends. Put its error through [ContextErr], as [Run] does.
+//
+// For any other ctx, including one derived from such a context, Inline
+// returns false: an explicit cancel can end ctx before its deadline, and a
+// client that only applies deadlines would go on waiting, so the call goes
+// through Run.
+func Inline(ctx context.Context) bool {
+	_, ok := ctx.(deadlineOnly)
+	return ok && ctx.Err() == nil
+}
