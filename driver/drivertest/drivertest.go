@@ -68,7 +68,10 @@
 //     dial timeout.
 //   - StalledServer: with the server stopped (SIGSTOP) after the Conn
 //     connected to it, a call returns when its ctx ends, with an expiring
-//     deadline and with a cancel; once the server goes on, the Conn works.
+//     deadline, with a context that only its deadline ends (the kind an
+//     adapter may run on the calling goroutine: see the driver package's
+//     Contexts) and with a cancel; once the server goes on, the Conn
+//     works.
 //   - StalledHealthCheck: StalledServer for a Conn whose client checks a
 //     pooled connection before using it (redigo's TestOnBorrow).
 //

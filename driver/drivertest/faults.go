@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Faults are the hooks with which [Run] puts a Conn's node in the states of
@@ -70,8 +71,9 @@ const (
 	stallCtxLife = 50 * time.Millisecond
 )
 
-// returnsWhileStalled calls Eval and then EvalSha, the first with a ctx
-// whose deadline expires and the second with a ctx that is cancelled,
+// returnsWhileStalled calls Eval twice and then EvalSha, the first with a
+// ctx whose deadline expires, the second with one that only its deadline
+// can end (adapter.WithTimeout) and the third with a ctx that is cancelled,
 // against a node that stalls, and fails unless each returns within
 // stallWait with an error: one matching ctx.Err() when it returns after
 // ctx ended, any error when it returns before.
@@ -84,6 +86,14 @@ func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	}{
 		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), stallCtxLife)
+		}, func(ctx context.Context) (any, error) {
+			return conn.Eval(ctx, `return 'answered'`, nil, nil)
+		}},
+		// The context locksmith gives the calls of a round on several
+		// nodes, which an adapter may run on the calling goroutine (see
+		// the driver package's Contexts): only its deadline ends it.
+		{"Eval with a deadline-only context", func() (context.Context, context.CancelFunc) {
+			return adapter.WithTimeout(context.Background(), stallCtxLife)
 		}, func(ctx context.Context) (any, error) {
 			return conn.Eval(ctx, `return 'answered'`, nil, nil)
 		}},
