@@ -145,6 +145,7 @@ func TestNodeRestartKeepsLock(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Lock: %v", err)
 			}
+			locktest.Settle(t) // node 0 may answer after the quorum
 
 			nodes[0].Kill(t)
 			nodes[0].Restart(t)
@@ -225,6 +226,11 @@ func TestScriptFlush(t *testing.T) {
 			key := locktest.Key(t)
 			flushed := func(t *testing.T, call string, f func() error) {
 				t.Helper()
+				// A call returns once a quorum decided it: the
+				// requests of the earlier calls must have ended
+				// before the flush, and this call's before the
+				// statistics are read.
+				locktest.Settle(t)
 				before := make([][2]int, len(nodes))
 				for i, n := range nodes {
 					n.Do(t, "SCRIPT", "FLUSH")
@@ -233,6 +239,7 @@ func TestScriptFlush(t *testing.T) {
 				if err := f(); err != nil {
 					t.Fatalf("%s after SCRIPT FLUSH: %v", call, err)
 				}
+				locktest.Settle(t)
 				for i, n := range nodes {
 					noscript, evals := scriptStats(t, n)
 					if noscript <= before[i][0] || evals <= before[i][1] {
