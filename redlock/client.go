@@ -27,6 +27,7 @@ type Client struct {
 	live     liveLocks
 	servers  serverCheck
 	inflight quorum.Tracker // requests still running, see Wait
+	lag      *quorum.Lag    // each node's requests that outlived their round, see behind
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -63,7 +64,7 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	for i, conn := range conns {
 		nodes[i] = scripts.NewNode(conn)
 	}
-	return &Client{nodes: nodes, cfg: cfg}, nil
+	return &Client{nodes: nodes, cfg: cfg, lag: quorum.NewLag(len(nodes))}, nil
 }
 
 // Lock acquires a lock on the resource key for ttl, retrying as the
@@ -343,7 +344,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	args := []string{value, req.ttlArg}
 	lanes := new(quorum.Lanes)
 	start := time.Now()
-	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, isOne)
+	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, c.behind(req), isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	if err := c.sameServer(); err != nil {
@@ -386,6 +387,7 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Wait:    answered,
 		Lanes:   lanes,
 		Tracker: &c.inflight,
+		Lag:     c.lag,
 		Call: func(ctx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
 			return result{Value: reply, Err: err}
@@ -398,17 +400,21 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 type result = quorum.Reply
 
 // round runs script on every node at once, each bounded by the per-node
-// timeout, after the earlier requests of lanes on that node. It returns as
-// soon as yes holds for a quorum of the replies or can no longer hold for
-// one, unless every reply matters (see request.every); a node that had not
-// answered by then has quorum.ErrPending, wrapped in a *nodeTimeoutError
-// when the round ended at the per-node timeout.
-func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, yes func(any) bool) []result {
+// timeout, after the earlier requests of lanes on that node, except on the
+// nodes of skip and those whose lane carries no request (their reply is
+// ErrNodeBehind). It returns as soon as yes holds for a quorum of the
+// replies or can no longer hold for one, unless every reply matters (see
+// request.every); a node that had not answered by then has
+// quorum.ErrPending, wrapped in a *nodeTimeoutError when the round ended
+// at the per-node timeout.
+func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, skip []bool, yes func(any) bool) []result {
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
 		Timeout: req.nodeTimeout,
 		Every:   req.every || c.cfg.waitEvery,
 		Lanes:   lanes,
+		Skip:    skip,
+		Lag:     c.lag,
 		Tracker: &c.inflight,
 		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
 		Call: func(nodeCtx context.Context, i int) result {
@@ -421,14 +427,46 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 	}
 	start := time.Now()
 	results := round.Run(ctx)
-	if ctx.Err() == nil && time.Since(start) >= req.nodeTimeout {
-		for i, r := range results {
-			if r.Err == quorum.ErrPending {
-				results[i].Err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: r.Err}
-			}
+	timedOut := ctx.Err() == nil && time.Since(start) >= req.nodeTimeout
+	for i, r := range results {
+		switch {
+		case r.Err == quorum.ErrNotSent:
+			results[i].Err = ErrNodeBehind
+		case r.Err == quorum.ErrPending && timedOut:
+			results[i].Err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: r.Err}
 		}
 	}
 	return results
+}
+
+// behind returns the nodes that an acquire of req is not sent to, nil
+// for none: those behind the others, whose requests are still running
+// lagLimit after their rounds returned without them (quorum.Lag), at most
+// as many as leave a quorum. Such a node would
+// hardly answer in time, and each request sent to it would wait behind
+// the others, adding load to a node that cannot keep up. The lock's
+// extends and releases skip the node too (quorum.Lanes).
+func (c *Client) behind(req request) []bool {
+	if c.cfg.skipAlways != nil {
+		return c.cfg.skipAlways
+	}
+	n := len(c.nodes)
+	spare := n - quorum.Size(n)
+	if !c.cfg.skipBehind || spare == 0 {
+		return nil
+	}
+	limit := lagLimit(req.nodeTimeout)
+	var skip []bool
+	for i := 0; i < n && spare > 0; i++ {
+		if c.lag.Behind(i, limit) {
+			if skip == nil {
+				skip = make([]bool, n)
+			}
+			skip[i] = true
+			spare--
+		}
+	}
+	return skip
 }
 
 // Wait returns once no request that c sent is running, or with ctx.Err()
@@ -445,6 +483,15 @@ func (c *Client) Wait(ctx context.Context) error {
 		return err
 	}
 	return c.inflight.Wait(ctx)
+}
+
+// lagLimit is how long a node's request may run on after its round
+// returned before the node counts as behind: a quarter of the per-node
+// timeout, and at least defaultNodeTimeoutMin, since on a busy host the
+// goroutine that reads a healthy node's reply may wait that long for a
+// CPU.
+func lagLimit(nodeTimeout time.Duration) time.Duration {
+	return max(nodeTimeout/4, defaultNodeTimeoutMin)
 }
 
 // isCrossSlot reports whether err is a Redis Cluster node's refusal of a
@@ -491,6 +538,15 @@ type votes struct {
 	granted, refused int
 	pending          int // nodes that had not answered when the round was decided
 	errs             []*NodeError
+	unsent           int // errs of nodes the request was not sent to (ErrNodeBehind)
+}
+
+// uncertain reports whether the outcome of the round's request is unknown
+// on some node: one had not answered, or failed in a way that leaves open
+// whether the request was applied. A request that was never sent is not
+// one of them.
+func (v votes) uncertain() bool {
+	return v.pending > 0 || len(v.errs) > v.unsent
 }
 
 // countVotes counts a round's answers. granted tells whether a reply is a
@@ -501,6 +557,9 @@ func countVotes(results []result, granted func(any) bool) votes {
 		switch {
 		case r.Err == quorum.ErrPending:
 			v.pending++
+		case r.Err == ErrNodeBehind:
+			v.unsent++
+			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
 		case r.Err != nil:
 			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
 		case granted(r.Value):

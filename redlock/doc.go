@@ -245,6 +245,21 @@
 // A refused attempt returns once the nodes that had answered it have
 // answered its release.
 //
+// # Nodes behind the others
+//
+// A node whose requests are still running a quarter of the per-node
+// timeout (at least 5 ms) after their rounds returned is behind: slow, stopped or
+// overloaded. While it is (until all of them have ended), a new lock's
+// acquire is not sent to it, for at most as many nodes as leave a quorum,
+// and neither are that lock's extends and releases: the lock lives on the
+// other nodes, with that much less fault tolerance, and the node's
+// [NodeError] matches [ErrNodeBehind]. Requests sent to such a node would
+// queue behind the ones it has not answered, in the Redis client's pool
+// and on the node, until they time out; under load the client then drops
+// connections and dials new ones at the node's slowest. Locks acquired
+// before the node fell behind send it every request as usual.
+// [WithSkipNodesBehind](false) sends every request to every node.
+//
 // [Client.Wait] returns once none of these requests runs, for programs and
 // tests that must see the nodes settle (goroutine leak checks, reading the
 // keys after a call). Besides them, only the renewal goroutine of a

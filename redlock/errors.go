@@ -55,6 +55,13 @@ var (
 	// within the per-node timeout, found inside a NodeError; its message
 	// names the timeout ("node timeout 5ms exceeded").
 	ErrNodeTimeout = errors.New("redlock: node did not reply within the per-node timeout")
+
+	// ErrNodeBehind is matched by the error of a node that a lock's
+	// requests were not sent to, found inside a NodeError: when the lock
+	// was acquired, the node was behind the others (see
+	// WithSkipNodesBehind), so the acquire was not sent to it, and
+	// neither are the lock's extends and releases.
+	ErrNodeBehind = errors.New("redlock: request not sent: the node was behind when the lock was acquired")
 )
 
 // chainedError is a sentinel that also matches a more general sentinel.

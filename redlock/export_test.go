@@ -45,3 +45,13 @@ func NodeTimeout(c *Client, ttl time.Duration) (time.Duration, error) {
 func WaitForEveryNode() Option {
 	return optionFunc(func(c *config) { c.waitEvery = true })
 }
+
+// SetLagClock makes c measure how long its nodes' requests outlive their
+// rounds with now instead of time.Now. Call it before c's first round.
+func SetLagClock(c *Client, now func() time.Time) { c.lag.Now = now }
+
+// SkipNodes makes every acquire of the Client skip the nodes of skip, as
+// if they were behind: for tests of what such a lock does next.
+func SkipNodes(skip []bool) Option {
+	return optionFunc(func(c *config) { c.skipAlways = skip })
+}

@@ -56,7 +56,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	fenced.every = req.every
 	lanes := new(quorum.Lanes)
 	start := time.Now()
-	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, isFencedGrant)
+	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, c.behind(req), isFencedGrant)
 	v := countVotes(phase1, isFencedGrant)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	if err := c.sameServer(); err != nil {
@@ -80,7 +80,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	}
 	token := highest + 1
 
-	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, isOne)
+	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, nil, isOne)
 	v = countVotes(phase2, isOne)
 	validity = quorum.Validity(req.ttl, time.Since(start), req.drift)
 	granted := quorum.Granted(v.granted, n, validity)

@@ -245,7 +245,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	}
 	l.mu.Unlock()
 
-	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, isOne)
+	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, nil, isOne)
 	validity := quorum.Validity(ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
@@ -253,7 +253,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if (len(v.errs) > 0 || v.pending > 0) && (l.uncertain == 0 || req.ttl < l.uncertain) {
+	if v.uncertain() && (l.uncertain == 0 || req.ttl < l.uncertain) {
 		l.uncertain = req.ttl
 	}
 	switch {
@@ -330,7 +330,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	start := time.Now()
 	wantReleased := int64(len(req.keys))
 	released := func(reply any) bool { return reply == wantReleased }
-	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, released)
+	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, nil, released)
 	v := countVotes(results, released)
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	// The observer hears of a confirmed release of a lock that was still

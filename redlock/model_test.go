@@ -85,8 +85,8 @@ func TestLockModel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps), %d steps, %d checks, %d extend rounds, %d faults injected",
-		len(seeds), stats.unacquired.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
+	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps; %d acquired it with a node skipped), %d steps, %d checks, %d extend rounds, %d faults injected",
+		len(seeds), stats.unacquired.Load(), stats.skipped.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
 	if stats.unacquired.Load() > int64(len(seeds))/2 {
 		t.Errorf("%d of %d schedules could not acquire their lock: the model checked too little", stats.unacquired.Load(), len(seeds))
 	}
@@ -98,7 +98,7 @@ func TestLockModel(t *testing.T) {
 const modelNodeTimeout = 60 * time.Millisecond
 
 type modelStats struct {
-	unacquired, steps, checks, rounds, faults atomic.Int64
+	unacquired, steps, checks, rounds, faults, skipped atomic.Int64
 }
 
 // clockedNode is an in-process node whose keys expire in real time: the
@@ -108,8 +108,9 @@ type clockedNode struct {
 	server *miniredis.Miniredis
 	conn   *resp.Conn
 
-	mu   sync.Mutex
-	last time.Time
+	mu    sync.Mutex
+	last  time.Time
+	calls map[string]int // script calls by their first key
 }
 
 var _ driver.Conn = (*clockedNode)(nil)
@@ -130,13 +131,32 @@ func (n *clockedNode) sync() {
 	n.catchUp()
 }
 
+// count records a script call on keys.
+func (n *clockedNode) count(keys []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.calls == nil {
+		n.calls = make(map[string]int)
+	}
+	n.calls[keys[0]]++
+}
+
+// callsOn returns how many script calls on key reached the node.
+func (n *clockedNode) callsOn(key string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls[key]
+}
+
 func (n *clockedNode) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
 	n.sync()
+	n.count(keys)
 	return n.conn.Eval(ctx, script, keys, args)
 }
 
 func (n *clockedNode) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
 	n.sync()
+	n.count(keys)
 	return n.conn.EvalSha(ctx, sha1, keys, args)
 }
 
@@ -170,6 +190,10 @@ type schedule struct {
 	faults []*faults.Conn
 	client *redlock.Client
 	key    string
+	// skipped is the node that the lock's acquire skipped, as one behind
+	// the others, so that none of the lock's requests may reach it; -1
+	// when none was.
+	skipped int
 
 	lock  *redlock.Lock
 	value string
@@ -200,6 +224,18 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 		faultRNG:   rand.New(rand.NewPCG(seed, 1)),
 		keepAlives: make(map[int]*keepAlive),
 		stats:      stats,
+		skipped:    -1,
+	}
+	opts := []redlock.Option{
+		redlock.WithNodeTimeout(modelNodeTimeout),
+		redlock.WithRetryStrategy(redlock.NoRetry()),
+		redlock.WithReleaseNotifications(false),
+	}
+	if pick := rand.New(rand.NewPCG(seed, 3)); pick.IntN(3) == 0 {
+		s.skipped = pick.IntN(len(nodes))
+		skip := make([]bool, len(nodes))
+		skip[s.skipped] = true
+		opts = append(opts, redlock.SkipNodes(skip))
 	}
 	conns := make([]driver.Conn, len(nodes))
 	for i, n := range nodes {
@@ -215,10 +251,7 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 		defer s.mu.Unlock()
 		s.extendStarts = append(s.extendStarts, info.Start)
 	}
-	client, err := redlock.New(conns,
-		redlock.WithNodeTimeout(modelNodeTimeout),
-		redlock.WithRetryStrategy(redlock.NoRetry()),
-		redlock.WithReleaseNotifications(false),
+	client, err := redlock.New(conns, append(opts,
 		redlock.WithObserver(observe.Observer{
 			Extended:     record,
 			ExtendFailed: record,
@@ -227,7 +260,7 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 				defer s.mu.Unlock()
 				s.releases = append(s.releases, info)
 			},
-		}))
+		}))...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -334,6 +367,12 @@ func (s *schedule) run() {
 	}
 	s.settle()
 	s.checkReleased()
+	if s.skipped >= 0 {
+		s.stats.skipped.Add(1)
+		if n := s.nodes[s.skipped].callsOn(s.key); n > 0 {
+			s.violate("%d requests on the key reached node %d, which the lock's acquire skipped", n, s.skipped)
+		}
+	}
 }
 
 // settle waits until no request of the schedule's Client runs and every
@@ -430,7 +469,11 @@ func (s *schedule) check(where string) {
 		s.mu.Unlock()
 		expiries := make([]time.Time, len(s.nodes))
 		for i, n := range s.nodes {
-			expiries[i], _ = n.expiry(s.key, s.value)
+			var held bool
+			expiries[i], held = n.expiry(s.key, s.value)
+			if held && i == s.skipped {
+				s.violate("%s: node %d holds the key although the lock's acquire skipped it", where, i)
+			}
 		}
 		now := time.Now()
 		for i := range timers {

@@ -47,6 +47,13 @@ type Round struct {
 	Lanes *Lanes
 	// Tracker, when not nil, counts the round's requests while they run.
 	Tracker *Tracker
+	// Skip, when not nil, names the nodes that the request is not sent
+	// to: their reply is ErrNotSent, a vote against, and with Lanes no
+	// later request of the same Lanes is sent to them either.
+	Skip []bool
+	// Lag, when not nil, records the requests that are still running
+	// when the round returns (see Lag). It must be made for Nodes nodes.
+	Lag *Lag
 }
 
 // roundState is what the node goroutines of a round share.
@@ -59,6 +66,9 @@ type roundState struct {
 	remaining int // node goroutines still running
 	decided   bool
 	done      chan struct{} // closed once decided
+	// stragglers holds, for each node that had not answered when the
+	// round returned, its record in Round.Lag (since set).
+	stragglers []straggler
 }
 
 // Run runs the round and returns every node's reply, in node order, as
@@ -87,9 +97,6 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		parent = context.WithoutCancel(ctx)
 	}
 	nodeCtx, cancel := adapter.WithTimeout(parent, r.Timeout)
-	if r.Tracker != nil {
-		r.Tracker.add(r.Nodes)
-	}
 	s := &roundState{
 		replies:   make([]Reply, r.Nodes),
 		answered:  make([]bool, r.Nodes),
@@ -101,19 +108,44 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			s.waiting++
 		}
 	}
-	for node := range r.Nodes {
-		var prev <-chan struct{}
-		var done chan struct{}
+	// Each node's request either is sent, after the previous request of
+	// its lane, or is not: skipped now or on an earlier round of the
+	// lanes. The Tracker counts only those sent.
+	type order struct {
+		prev <-chan struct{}
+		done chan struct{}
+		sent bool
+	}
+	lanes := make([]order, r.Nodes)
+	sent := 0
+	for node := range lanes {
+		skip := node < len(r.Skip) && r.Skip[node]
+		ln := order{sent: !skip}
 		if r.Lanes != nil {
-			prev, done = r.Lanes.enter(r.Nodes, node)
+			ln.prev, ln.done, ln.sent = r.Lanes.enter(r.Nodes, node, skip)
+		}
+		if ln.sent {
+			sent++
+		}
+		lanes[node] = ln
+	}
+	if r.Tracker != nil {
+		r.Tracker.add(sent)
+	}
+	for node, ln := range lanes {
+		if !ln.sent {
+			if r.record(s, node, Reply{Err: ErrNotSent}) {
+				cancel()
+			}
+			continue
 		}
 		if r.Nodes == 1 {
 			// The one node decides the round: its call runs on the
 			// calling goroutine, bounded by its context.
-			r.node(parent, nodeCtx, cancel, s, node, prev, done)
+			r.node(parent, nodeCtx, cancel, s, node, ln.prev, ln.done)
 			break
 		}
-		go r.node(parent, nodeCtx, cancel, s, node, prev, done)
+		go r.node(parent, nodeCtx, cancel, s, node, ln.prev, ln.done)
 	}
 	// The round returns when Timeout has passed (nodeCtx) or ctx ends,
 	// even if a call has not.
@@ -126,11 +158,20 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	defer s.mu.Unlock()
 	s.decided = true
 	replies := make([]Reply, r.Nodes)
+	var now time.Time
 	for i := range replies {
 		if s.answered[i] {
 			replies[i] = s.replies[i]
-		} else {
-			replies[i] = Reply{Err: ErrPending}
+			continue
+		}
+		replies[i] = Reply{Err: ErrPending}
+		if r.Lag != nil {
+			if s.stragglers == nil {
+				s.stragglers = make([]straggler, r.Nodes)
+				now = r.Lag.now()
+			}
+			s.stragglers[i].since = now
+			r.Lag.add(i, &s.stragglers[i])
 		}
 	}
 	return replies
@@ -168,6 +209,18 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	if done != nil {
 		close(done)
 	}
+	if r.record(s, node, reply) {
+		cancel()
+	}
+	if r.Tracker != nil {
+		r.Tracker.done()
+	}
+}
+
+// record records the reply of node, closes s.done if it decides the
+// round, ends the node's straggler record if the round had returned
+// without it, and reports whether it was the last reply of the round.
+func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
 	s.mu.Lock()
 	s.replies[node], s.answered[node] = reply, true
 	if r.Yes != nil && r.Yes(reply) {
@@ -179,18 +232,20 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 		s.waiting--
 	}
 	s.remaining--
-	last := s.remaining == 0
+	last = s.remaining == 0
 	if !s.decided && r.settled(s) {
 		s.decided = true
 		close(s.done)
 	}
+	var st *straggler
+	if s.stragglers != nil && !s.stragglers[node].since.IsZero() {
+		st = &s.stragglers[node]
+	}
 	s.mu.Unlock()
-	if last {
-		cancel()
+	if st != nil {
+		r.Lag.end(node, st)
 	}
-	if r.Tracker != nil {
-		r.Tracker.done()
-	}
+	return last
 }
 
 // settled reports whether the answers so far decide the round. The caller
@@ -215,30 +270,49 @@ func (r *Round) settled(s *roundState) bool {
 // that a node applies them in the order they were made even when a round
 // returns before that node answers. The zero value is ready to use and
 // safe for concurrent use.
+//
+// A lane whose first request was not sent (Round.Skip) stays closed: no
+// later request of the Lanes is sent on it, since its node never received
+// what they would follow.
 type Lanes struct {
-	mu   sync.Mutex
-	last []chan struct{} // per node, closed when its last request returned
+	mu    sync.Mutex
+	lanes []lane // per node
 }
 
-// enter returns a channel closed when the previous request on node has
-// returned (nil when there was none, or it has) and the channel that the
-// new request closes when it returns.
-func (l *Lanes) enter(nodes, node int) (prev <-chan struct{}, done chan struct{}) {
-	done = make(chan struct{})
+type lane struct {
+	last   chan struct{} // closed when the lane's last request returned
+	used   bool          // a request entered the lane
+	closed bool          // the lane's first request was not sent
+}
+
+// enter returns whether a new request on node is sent (not when skip is
+// set or the lane is closed) and, if it is, a channel closed when the
+// previous request on node has returned (nil when there was none, or it
+// has) and the channel that the new request closes when it returns. A
+// skip on a lane that already carried a request is ignored: that request
+// may have reached the node, so what follows it is sent too.
+func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, done chan struct{}, sent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.last == nil {
-		l.last = make([]chan struct{}, nodes)
+	if l.lanes == nil {
+		l.lanes = make([]lane, nodes)
 	}
-	if p := l.last[node]; p != nil {
+	ln := &l.lanes[node]
+	if ln.closed || (skip && !ln.used) {
+		ln.closed = true
+		return nil, nil, false
+	}
+	ln.used = true
+	done = make(chan struct{})
+	if p := ln.last; p != nil {
 		select {
 		case <-p:
 		default:
 			prev = p
 		}
 	}
-	l.last[node] = done
-	return prev, done
+	ln.last = done
+	return prev, done, true
 }
 
 // Tracker counts the requests of rounds that are still running, including
