@@ -22,10 +22,11 @@
 # Environment: COUNT (default 6), BENCHTIME (default 1s), BENCH (a -bench
 # pattern, default all; none skips these benchmarks), GRAY (a pattern of
 # BenchmarkGray's sub-benchmarks, as stopped or /lib=redsync$, default all;
-# none skips it), GRAY_BENCHTIME (default 200x: calls per scenario and
-# contender) and GRAY_COUNT (default 1). BENCH=none ./run.sh runs
-# BenchmarkGray alone, in 72 s on 2 busy cores while rounds wait for the
-# slowest node. Timings are reported, never asserted.
+# none skips it), GRAY_BENCHTIME (default 600x: calls per scenario and
+# contender) and GRAY_COUNT (default 5: the table gives medians over runs,
+# as one run's p99 of 600 calls moves by half from run to run).
+# BENCH=none ./run.sh runs BenchmarkGray alone, in about 3 minutes on 2
+# cores. Timings are reported, never asserted.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,8 +36,8 @@ count=${COUNT:-6}
 benchtime=${BENCHTIME:-1s}
 pattern=${BENCH:-.}
 gray=${GRAY:-.}
-gray_benchtime=${GRAY_BENCHTIME:-200x}
-gray_count=${GRAY_COUNT:-1}
+gray_benchtime=${GRAY_BENCHTIME:-600x}
+gray_count=${GRAY_COUNT:-5}
 benchstat=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 start=$(date +%s)
