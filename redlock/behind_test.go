@@ -166,3 +166,57 @@ func mustLockNoSettle(t *testing.T, client *redlock.Client, name string) *redloc
 	}
 	return l
 }
+
+// takeOver makes another owner hold the key of l: nodes 0 and 1 forget l
+// (a restart without persistence, say) and another Client, which skips no
+// node, takes the key on them and on node 4, which l's acquire skipped.
+func takeOver(t *testing.T, c *cluster, l *redlock.Lock) {
+	t.Helper()
+	for _, s := range c.servers[:2] {
+		s.Del(l.Key())
+	}
+	other := c.client(t)
+	o, err := other.TryLock(context.Background(), l.Key(), time.Minute)
+	if err != nil {
+		t.Fatalf("other TryLock: %v", err)
+	}
+	settle(t, other)
+	t.Cleanup(func() { o.Unlock(context.Background()) })
+}
+
+// A lock acquired without a node cannot be held there: when two of the
+// other four refuse an extend, no quorum can hold the lock any more, as
+// when three of five refuse, so ValidUntil drops to the round's start.
+func TestExtendCountsASkippedNodeAsNotHolding(t *testing.T) {
+	c := newCluster(t, 5)
+	client := c.client(t, redlock.SkipNodes([]bool{false, false, false, false, true}))
+	l := mustLock(t, client, "k", time.Minute)
+	takeOver(t, c, l)
+	err := l.Extend(context.Background(), time.Minute)
+	returned := time.Now()
+	if !errors.Is(err, redlock.ErrNotHeld) {
+		t.Fatalf("Extend of a lock another owner took = %v, want ErrNotHeld", err)
+	}
+	if until := l.ValidUntil(); !until.Before(returned) {
+		t.Errorf("ValidUntil is %v after the extend that found the lock gone returned, want it at that extend's start", until.Sub(returned))
+	}
+}
+
+// The same for renewal: the first renewal round finds the lock lost,
+// rather than the loss-margin timer after renewals that kept failing.
+func TestRenewalCountsASkippedNodeAsNotHolding(t *testing.T) {
+	c := newCluster(t, 5)
+	client := c.client(t, redlock.SkipNodes([]bool{false, false, false, false, true}))
+	l := mustLock(t, client, "k", time.Second)
+	takeOver(t, c, l)
+	ctx, stop := l.KeepAlive(context.Background())
+	defer stop()
+	<-ctx.Done()
+	cause := context.Cause(ctx)
+	if !errors.Is(cause, redlock.ErrLockLost) {
+		t.Fatalf("KeepAlive context's cause %v, want ErrLockLost", cause)
+	}
+	if strings.Contains(cause.Error(), "not renewed before the loss margin") {
+		t.Errorf("cause %q: the loss was found by the loss-margin timer, want it found by the first renewal round", cause)
+	}
+}

@@ -253,7 +253,9 @@
 // acquire is not sent to it, for at most as many nodes as leave a quorum,
 // and neither are that lock's extends and releases: the lock lives on the
 // other nodes, with that much less fault tolerance, and the node's
-// [NodeError] matches [ErrNodeBehind]. Requests sent to such a node would
+// [NodeError] matches [ErrNodeBehind]; it counts with the refusals when an
+// extend decides whether the lock is lost. Requests that a caller's
+// context cut short do not make a node behind. Requests sent to such a node would
 // queue behind the ones it has not answered, in the Redis client's pool
 // and on the node, until they time out; under load the client then drops
 // connections and dials new ones at the node's slowest. Locks acquired

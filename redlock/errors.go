@@ -60,7 +60,9 @@ var (
 	// requests were not sent to, found inside a NodeError: when the lock
 	// was acquired, the node was behind the others (see
 	// WithSkipNodesBehind), so the acquire was not sent to it, and
-	// neither are the lock's extends and releases.
+	// neither are the lock's extends and releases. Such a node cannot
+	// hold the lock: it counts with the refusals when an extend or a
+	// renewal decides whether the lock is lost.
 	ErrNodeBehind = errors.New("redlock: request not sent: the node was behind when the lock was acquired")
 )
 

@@ -147,6 +147,31 @@ func WithDriftFactor(f float64) Option {
 	return optionFunc(func(c *config) { c.driftFactor = f })
 }
 
+// WithSkipNodesBehind sets whether a lock's acquire skips the nodes that
+// are behind the others. Default: true.
+//
+// A round returns once its outcome is decided, and the requests of the
+// nodes that had not answered go on in the background (see Client.Wait).
+// A node is behind when one of those requests is still running a quarter
+// of the per-node timeout (at least 5 ms) after its round returned; it
+// stays behind until all of them have ended. While it is, the acquire of
+// a new lock (Lock, TryLock, LockMulti, Do and the like) is not sent to
+// it, at most for as many nodes as still leave a quorum, and the extends
+// and releases of such a lock are not sent to it either: its NodeError
+// matches ErrNodeBehind, and it counts as a node that cannot hold the
+// lock. Such a node, slow or stopped, would hardly answer in time, and
+// every request sent to it would queue behind the others, in the Redis
+// client's pool and on the node, until the client drops connections and
+// dials new ones while the node is at its slowest. The cost is fault
+// tolerance: a lock acquired without a node is held on the others only,
+// for its whole life.
+//
+// Requests of locks acquired before the node fell behind are sent as
+// usual. With one or two nodes nothing is ever skipped.
+func WithSkipNodesBehind(on bool) Option {
+	return optionFunc(func(c *config) { c.skipBehind = on })
+}
+
 // WithNodeTimeout sets how long one node may take to answer one request.
 // A node that does not answer in time counts as failed for that round.
 // It must be positive. Default: 5% of the TTL, at least 5 ms and at most
@@ -159,29 +184,6 @@ func WithDriftFactor(f float64) Option {
 // Keep it well below the TTL: a round takes as long as its slowest node,
 // and that time is taken off the lock's validity. If the Redis client has
 // retries of its own, make sure they fit within this timeout.
-// WithSkipNodesBehind sets whether a lock's acquire skips the nodes that
-// are behind the others. Default: true.
-//
-// A round returns once its outcome is decided, and the requests of the
-// nodes that had not answered go on in the background (see Client.Wait).
-// A node is behind when one of those requests is still running a quarter
-// of the per-node timeout (at least 5 ms) after its round returned; it
-// stays behind until all of them have ended. While it is, Lock and TryLock do not send it
-// their acquire, at most for as many nodes as still leave a quorum, and
-// the extends and releases of such a lock are not sent to it either: its
-// NodeError matches ErrNodeBehind. Such a node, slow or stopped, would
-// hardly answer in time, and every request sent to it would queue behind
-// the others, in the Redis client's pool and on the node, until the
-// client drops connections and dials new ones while the node is at its
-// slowest. The cost is fault tolerance: a lock acquired without a node is
-// held on the others only, for its whole life.
-//
-// Requests of locks acquired before the node fell behind are sent as
-// usual. With one or two nodes nothing is ever skipped.
-func WithSkipNodesBehind(on bool) Option {
-	return optionFunc(func(c *config) { c.skipBehind = on })
-}
-
 func WithNodeTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		c.nodeTimeout = d

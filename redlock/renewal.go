@@ -219,10 +219,20 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 }
 
 // isGone reports whether err is an extend round in which too few nodes
-// could still hold the lock for any retry to win it back.
+// could still hold the lock for any retry to win it back: those that
+// refused, and those that the lock's acquire was not sent to.
 func isGone(err error) bool {
 	var qe *QuorumError
-	return errors.As(err, &qe) && quorum.Gone(qe.Refused, qe.Nodes)
+	if !errors.As(err, &qe) {
+		return false
+	}
+	absent := qe.Refused
+	for _, ne := range qe.Errors {
+		if errors.Is(ne.Err, ErrNodeBehind) {
+			absent++
+		}
+	}
+	return quorum.Gone(absent, qe.Nodes)
 }
 
 // holdLimit returns when renewal must stop for a bound of WithMaxHold or

@@ -13,8 +13,9 @@ import (
 var ErrNotSent = errors.New("request not sent")
 
 // Lag records, for each node, the requests that are still running after
-// their round returned without them (stragglers), and when each round
-// returned. A node whose oldest straggler has outlived its round by more
+// their round returned without them (stragglers): decided by the other
+// nodes or at its timeout, not cut short by the caller's context. It
+// records when each round returned. A node whose oldest straggler has outlived its round by more
 // than a limit is behind the others, which a caller can tell from a node
 // that is merely busy: a busy node's stragglers end a moment after their
 // rounds. A Lag is made by NewLag and is safe for concurrent use.
@@ -43,6 +44,7 @@ type lagNode struct {
 // straggler is a request that outlived its round.
 type straggler struct {
 	since time.Time // when its round returned
+	added bool      // recorded in the Lag
 	ended bool
 }
 

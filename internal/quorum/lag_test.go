@@ -125,3 +125,32 @@ func TestLanesStayClosedAfterASkip(t *testing.T) {
 		t.Errorf("node 1 served rounds %v, want all 4: its skip came after a request", got)
 	}
 }
+
+// A round that the caller's context cut short leaves its requests running,
+// but they are not behind anything: the nodes had no time to answer.
+func TestLagIgnoresRoundsCutShortByTheCaller(t *testing.T) {
+	clock := faults.NewClock(time.Unix(1_000_000, 0))
+	lag := NewLag(3)
+	lag.Now = clock.Now
+	var tracker Tracker
+	s := newStalls(0, 1, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes, Lag: lag, Tracker: &tracker}
+	for node, reply := range r.Run(ctx) {
+		if !errors.Is(reply.Err, ErrPending) {
+			t.Errorf("node %d: %v, want ErrPending", node, reply)
+		}
+	}
+	s.started.Wait()
+	clock.Advance(time.Minute)
+	for node := range 3 {
+		if n := lag.Stragglers(node); n != 0 || lag.Behind(node, time.Second) {
+			t.Errorf("node %d: %d stragglers, behind %v after a round the caller cut short", node, n, lag.Behind(node, time.Second))
+		}
+	}
+	close(s.release)
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -67,7 +67,7 @@ type roundState struct {
 	decided   bool
 	done      chan struct{} // closed once decided
 	// stragglers holds, for each node that had not answered when the
-	// round returned, its record in Round.Lag (since set).
+	// round returned, its record in Round.Lag (added set).
 	stragglers []straggler
 }
 
@@ -149,10 +149,12 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	}
 	// The round returns when Timeout has passed (nodeCtx) or ctx ends,
 	// even if a call has not.
+	cut := false // by the caller's ctx, before the nodes had their time
 	select {
 	case <-s.done:
 	case <-nodeCtx.Done():
 	case <-ctx.Done():
+		cut = true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,12 +167,16 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			continue
 		}
 		replies[i] = Reply{Err: ErrPending}
-		if r.Lag != nil {
+		// A request outlives a round that the others decided, or that
+		// timed out with it; one that the caller cut short is not behind
+		// anything.
+		if r.Lag != nil && !cut {
 			if s.stragglers == nil {
 				s.stragglers = make([]straggler, r.Nodes)
 				now = r.Lag.now()
 			}
 			s.stragglers[i].since = now
+			s.stragglers[i].added = true
 			r.Lag.add(i, &s.stragglers[i])
 		}
 	}
@@ -238,7 +244,7 @@ func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
 		close(s.done)
 	}
 	var st *straggler
-	if s.stragglers != nil && !s.stragglers[node].since.IsZero() {
+	if s.stragglers != nil && s.stragglers[node].added {
 		st = &s.stragglers[node]
 	}
 	s.mu.Unlock()
