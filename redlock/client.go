@@ -442,9 +442,9 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 // behind returns the nodes that an acquire of req is not sent to, nil
 // for none: those behind the others, whose requests are still running
 // lagLimit after their rounds returned without them (quorum.Lag), at most
-// as many as leave a quorum. Such a node would
-// hardly answer in time, and each request sent to it would wait behind
-// the others, adding load to a node that cannot keep up. The lock's
+// as many as leave a quorum. Such a node would hardly answer in time, and
+// each request sent to it would wait behind the others, adding load to a
+// node that cannot keep up. The lock's
 // extends and releases skip the node too (quorum.Lanes).
 func (c *Client) behind(req request) []bool {
 	if c.cfg.skipAlways != nil {
@@ -538,7 +538,6 @@ type votes struct {
 	granted, refused int
 	pending          int // nodes that had not answered when the round was decided
 	errs             []*NodeError
-	unsent           int // errs of nodes the request was not sent to (ErrNodeBehind)
 }
 
 // uncertain reports whether the outcome of the round's request is unknown
@@ -546,7 +545,19 @@ type votes struct {
 // whether the request was applied. A request that was never sent is not
 // one of them.
 func (v votes) uncertain() bool {
-	return v.pending > 0 || len(v.errs) > v.unsent
+	return v.pending > 0 || len(v.errs) > unsent(v.errs)
+}
+
+// unsent counts the nodes of errs that the request was not sent to
+// (ErrNodeBehind): they cannot hold the lock, like the nodes that refused.
+func unsent(errs []*NodeError) int {
+	n := 0
+	for _, ne := range errs {
+		if ne.Err == ErrNodeBehind {
+			n++
+		}
+	}
+	return n
 }
 
 // countVotes counts a round's answers. granted tells whether a reply is a
@@ -557,9 +568,6 @@ func countVotes(results []result, granted func(any) bool) votes {
 		switch {
 		case r.Err == quorum.ErrPending:
 			v.pending++
-		case r.Err == ErrNodeBehind:
-			v.unsent++
-			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
 		case r.Err != nil:
 			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
 		case granted(r.Value):

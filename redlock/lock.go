@@ -264,7 +264,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 			l.acquired = start
 		}
 		l.setValidity(newUntil, ttl)
-	case quorum.Gone(v.refused+v.unsent, len(c.nodes)) && !resuming:
+	case quorum.Gone(v.refused+unsent(v.errs), len(c.nodes)) && !resuming:
 		// Too many nodes ran the script and found the keys no longer
 		// ours, or never got the lock's acquire, for any quorum to hold
 		// them: since some moment of this round, another owner may take

@@ -223,16 +223,7 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 // refused, and those that the lock's acquire was not sent to.
 func isGone(err error) bool {
 	var qe *QuorumError
-	if !errors.As(err, &qe) {
-		return false
-	}
-	absent := qe.Refused
-	for _, ne := range qe.Errors {
-		if errors.Is(ne.Err, ErrNodeBehind) {
-			absent++
-		}
-	}
-	return quorum.Gone(absent, qe.Nodes)
+	return errors.As(err, &qe) && quorum.Gone(qe.Refused+unsent(qe.Errors), qe.Nodes)
 }
 
 // holdLimit returns when renewal must stop for a bound of WithMaxHold or

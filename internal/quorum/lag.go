@@ -15,10 +15,11 @@ var ErrNotSent = errors.New("request not sent")
 // Lag records, for each node, the requests that are still running after
 // their round returned without them (stragglers): decided by the other
 // nodes or at its timeout, not cut short by the caller's context. It
-// records when each round returned. A node whose oldest straggler has outlived its round by more
-// than a limit is behind the others, which a caller can tell from a node
-// that is merely busy: a busy node's stragglers end a moment after their
-// rounds. A Lag is made by NewLag and is safe for concurrent use.
+// records when each round returned. A node whose oldest straggler has
+// outlived its round by more than a limit is behind the others, which a
+// caller can tell from a node that is merely busy: a busy node's
+// stragglers end a moment after their rounds. A Lag is made by NewLag and
+// is safe for concurrent use.
 type Lag struct {
 	// Now, when not nil, replaces time.Now, for tests. Set it before the
 	// first round.

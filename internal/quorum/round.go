@@ -286,8 +286,7 @@ type Lanes struct {
 }
 
 type lane struct {
-	last   chan struct{} // closed when the lane's last request returned
-	used   bool          // a request entered the lane
+	last   chan struct{} // closed when the lane's last request returned; nil before the first
 	closed bool          // the lane's first request was not sent
 }
 
@@ -304,11 +303,10 @@ func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, done ch
 		l.lanes = make([]lane, nodes)
 	}
 	ln := &l.lanes[node]
-	if ln.closed || (skip && !ln.used) {
+	if ln.closed || (skip && ln.last == nil) {
 		ln.closed = true
 		return nil, nil, false
 	}
-	ln.used = true
 	done = make(chan struct{})
 	if p := ln.last; p != nil {
 		select {
