@@ -50,21 +50,27 @@ type Identifier interface {
 // acquire round of each lock attempt and after the round of Resume: when
 // two nodes report one ID, the call fails with an error matching
 // redlock.ErrInvalidArgument, a lock attempt after releasing what its round
-// acquired. Once every such node has an ID and the IDs differ, it stops
-// comparing. When a Conn does not implement ServerIdentifier, or its
-// ServerID stays "", only [Identifier] tells its node from the others.
+// acquired. While a node's ServerID is not known, those rounds wait for
+// its reply (up to the per-node timeout) rather than return at a quorum,
+// so that the first round through two Conns of one server fails whichever
+// answers first, provided each learns its ID during that round. Once every
+// such node has an ID and the IDs differ, it stops comparing. When a Conn
+// does not implement ServerIdentifier, or its ServerID is known to be "",
+// only [Identifier] tells its node from the others.
 type ServerIdentifier interface {
 	Conn
 
 	// ServerID returns the run_id field of the server's reply to INFO
-	// server, which differs for every server process, or "" while the
-	// Conn has none. It does no I/O. The Conn reads the ID during its
-	// first call that the server answers, before that call returns
-	// (unless the call's ctx ends first), and tries again at later calls
-	// until it has one or the server answered without one (no run_id, or
-	// INFO refused). Once it returned an ID it returns that ID on every
-	// call, even after the server restarted with a new run_id.
-	ServerID() string
+	// server, which differs for every server process, and whether it is
+	// known: known is false while the Conn has not had the answer it
+	// reads the ID from. An ID of "" that is known means the server has
+	// none (no run_id, or INFO refused). ServerID does no I/O. The Conn
+	// reads the ID during its first call that the server answers, before
+	// that call returns (unless the call's ctx ends first), and tries
+	// again at later calls until it is known. Once known, it returns the
+	// same ID on every call, even after the server restarted with a new
+	// run_id.
+	ServerID() (id string, known bool)
 }
 
 // AddrNodeID returns the NodeID, for [Identifier], of the server that

@@ -141,11 +141,14 @@ func (s *setup) spanLines() []string {
 	return lines
 }
 
-func wantSpans(t *testing.T, got, want []string) {
+// wantSpans fails unless got is want, and reports whether it is.
+func wantSpans(t *testing.T, got, want []string) bool {
 	t.Helper()
 	if !slices.Equal(got, want) {
 		t.Errorf("spans:\n got  %q\n want %q", got, want)
+		return false
 	}
+	return true
 }
 
 // noValue fails if any span attribute or event attribute holds value.
@@ -271,9 +274,12 @@ func TestContentionAndLoss(t *testing.T) {
 func TestExtendNodeErrorEvents(t *testing.T) {
 	s := newSetup(t, 3)
 	ctx := context.Background()
-	l, err := s.client.Lock(ctx, "k", 5*time.Second)
+	// A lock on several keys, whose rounds wait for every node: a round
+	// on one key returns once two nodes have granted, and node 1's
+	// failure, answered after that, would be in none of its events.
+	l, err := s.client.LockMulti(ctx, []string{"k", "k2"}, 5*time.Second)
 	if err != nil {
-		t.Fatalf("Lock: %v", err)
+		t.Fatalf("LockMulti: %v", err)
 	}
 	s.faults[1].Set(faults.Fail)
 	if err := l.Extend(ctx, 5*time.Second); err != nil {
@@ -283,11 +289,13 @@ func TestExtendNodeErrorEvents(t *testing.T) {
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock: %v", err)
 	}
-	wantSpans(t, s.spanLines(), []string{
+	if !wantSpans(t, s.spanLines(), []string{
 		"locksmith.Lock Unset [attempt]",
 		"locksmith.Extend Unset [node_error]",
 		"locksmith.Unlock Unset []",
-	})
+	}) {
+		t.FailNow()
+	}
 	ev := s.spans.Ended()[1].Events()[0]
 	if !slices.Contains(ev.Attributes, attribute.Int("locksmith.node", 1)) {
 		t.Errorf("node_error event attributes %v lack locksmith.node=1", ev.Attributes)

@@ -25,9 +25,11 @@ type Client struct {
 	cfg      config
 	waits    releaseWaits
 	live     liveLocks
+	order    keyOrder
 	servers  serverCheck
 	inflight quorum.Tracker // requests still running, see Wait
-	lag      *quorum.Lag    // each node's requests that outlived their round, see behind
+	workers  quorum.Workers // the goroutines that run them
+	health   *quorum.Health // how each node's requests end, see skipped
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -64,7 +66,13 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	for i, conn := range conns {
 		nodes[i] = scripts.NewNode(conn)
 	}
-	return &Client{nodes: nodes, cfg: cfg, lag: quorum.NewLag(len(nodes))}, nil
+	health := quorum.NewHealth(len(nodes))
+	// A CROSSSLOT refusal is the caller's mistake, not the node's (see
+	// crossSlot).
+	health.NodeFault = func(err error) bool { return !isCrossSlot(err) }
+	c := &Client{nodes: nodes, cfg: cfg, health: health}
+	c.servers.init(nodes)
+	return c, nil
 }
 
 // Lock acquires a lock on the resource key for ttl, retrying as the
@@ -141,15 +149,15 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 			return nil, err
 		}
 		defer l.endTurn()
-		if err := l.extend(ctx, req); err != nil {
+		if err := l.extend(ctx, req, false); err != nil {
 			return nil, err
 		}
 		return l, nil
 	}
-	l := newLock(c, req, value, 0, time.Time{}, new(quorum.Lanes))
+	l := newLock(c, req, value, 0, time.Time{}, c.order.lanes(req))
 	l.turn <- struct{}{} // no one else knows l yet
 	defer l.endTurn()
-	if err := l.extend(ctx, req); err != nil {
+	if err := l.extend(ctx, req, true); err != nil { // sameServer follows
 		c.live.remove(l)
 		var qe *QuorumError
 		if errors.As(err, &qe) {
@@ -342,9 +350,9 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 		return c.attemptFenced(ctx, req, value, trace)
 	}
 	args := []string{value, req.ttlArg}
-	lanes := new(quorum.Lanes)
+	lanes := c.order.lanes(req)
 	start := time.Now()
-	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, c.behind(req), isOne)
+	results := c.runScript(ctx, c.cfg.acquire, req, args, lanes, c.skipped(req), true, isOne)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	if err := c.sameServer(); err != nil {
@@ -371,15 +379,17 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 // value-checked, so it never touches another owner's key. Each release
 // follows the attempt's request on its node (lanes), so that a grant
 // arriving late is released too; cleanup returns once the nodes that had
-// answered the attempt (in results) have answered the release, and the
-// others' releases go on in the background. It is detached from ctx's
+// answered the attempt (in results, not with a node timeout) have answered
+// the release, and the others' releases go on in the background. It is detached from ctx's
 // cancellation so that a caller giving up leaves nothing behind.
 func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result) {
 	release := c.cfg.release
 	input, args := c.scriptInput(release, req, []string{value})
 	answered := make([]bool, len(results))
 	for i, r := range results {
-		answered[i] = r.Err != quorum.ErrPending
+		// A node that did not answer within the node timeout, whether the
+		// round or its call ended first, is not waited for again.
+		answered[i] = r.Err != quorum.ErrPending && !errors.Is(r.Err, ErrNodeTimeout)
 	}
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
@@ -387,7 +397,8 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Wait:    answered,
 		Lanes:   lanes,
 		Tracker: &c.inflight,
-		Lag:     c.lag,
+		Workers: &c.workers,
+		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
 			return result{Value: reply, Err: err}
@@ -402,20 +413,23 @@ type result = quorum.Reply
 // round runs script on every node at once, each bounded by the per-node
 // timeout, after the earlier requests of lanes on that node, except on the
 // nodes of skip and those whose lane carries no request (their reply is
-// ErrNodeBehind). It returns as soon as yes holds for a quorum of the
+// ErrNodeSkipped). It returns as soon as yes holds for a quorum of the
 // replies or can no longer hold for one, unless every reply matters (see
-// request.every); a node that had not answered by then has
+// request.every) or, in a round with learn set (one after which
+// sameServer compares the nodes' server IDs), a node's server ID is still
+// to learn (see unknownServers); a node that had not answered by then has
 // quorum.ErrPending, wrapped in a *nodeTimeoutError when the round ended
 // at the per-node timeout.
-func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, skip []bool, yes func(any) bool) []result {
+func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, skip []bool, learn bool, yes func(any) bool) []result {
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
 		Timeout: req.nodeTimeout,
 		Every:   req.every || c.cfg.waitEvery,
 		Lanes:   lanes,
 		Skip:    skip,
-		Lag:     c.lag,
+		Health:  c.health,
 		Tracker: &c.inflight,
+		Workers: &c.workers,
 		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
 		Call: func(nodeCtx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
@@ -425,13 +439,16 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 			return result{Value: reply, Err: err}
 		},
 	}
+	if learn {
+		round.Wait = c.unknownServers()
+	}
 	start := time.Now()
 	results := round.Run(ctx)
 	timedOut := ctx.Err() == nil && time.Since(start) >= req.nodeTimeout
 	for i, r := range results {
 		switch {
 		case r.Err == quorum.ErrNotSent:
-			results[i].Err = ErrNodeBehind
+			results[i].Err = ErrNodeSkipped
 		case r.Err == quorum.ErrPending && timedOut:
 			results[i].Err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: r.Err}
 		}
@@ -439,31 +456,54 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 	return results
 }
 
-// behind returns the nodes that an acquire of req is not sent to, nil
-// for none: those behind the others, whose requests are still running
-// lagLimit after their rounds returned without them (quorum.Lag), at most
-// as many as leave a quorum. Such a node would hardly answer in time, and
-// each request sent to it would wait behind the others, adding load to a
-// node that cannot keep up. The lock's
-// extends and releases skip the node too (quorum.Lanes).
-func (c *Client) behind(req request) []bool {
+// skipped returns the nodes that an acquire of req is not sent to, nil
+// for none, at most as many as leave a quorum: those behind the others,
+// whose requests are still running lagLimit after their rounds returned
+// without them, and those failing, whose last requests all failed and
+// which are not due a probe (quorum.Health). A node behind would hardly
+// answer in time, and each request sent to it would wait behind the
+// others, adding load to a node that cannot keep up; a failing node, one
+// that refuses connections say, would fail it, at the cost of a dial or
+// more. The lock's extends and releases skip the node too (quorum.Lanes).
+func (c *Client) skipped(req request) []bool {
 	if c.cfg.skipAlways != nil {
 		return c.cfg.skipAlways
 	}
 	n := len(c.nodes)
 	spare := n - quorum.Size(n)
-	if !c.cfg.skipBehind || spare == 0 {
+	if !c.cfg.skipUnhealthy || spare == 0 || req.every {
+		// A request whose keys may lie in different hash slots goes to
+		// every node, so that any Cluster node's CROSSSLOT refusal is
+		// seen (see crossSlot).
 		return nil
 	}
+	// The failing nodes first, then those behind: a request sent to a
+	// failing node fails, while one sent to a node behind may still be
+	// answered in time. Each node is asked once whether it is behind, and
+	// Failing, which may grant the node its probe, only of a node that is
+	// not: a probe granted must be sent.
 	limit := lagLimit(req.nodeTimeout)
+	var buf [8]bool
+	behind := buf[:0]
+	for i := range n {
+		behind = append(behind, c.health.Behind(i, limit))
+	}
 	var skip []bool
+	mark := func(i int) {
+		if skip == nil {
+			skip = make([]bool, n)
+		}
+		skip[i] = true
+		spare--
+	}
 	for i := 0; i < n && spare > 0; i++ {
-		if c.lag.Behind(i, limit) {
-			if skip == nil {
-				skip = make([]bool, n)
-			}
-			skip[i] = true
-			spare--
+		if behind[i] && c.health.Failed(i) || !behind[i] && c.health.Failing(i, req.nodeTimeout) {
+			mark(i)
+		}
+	}
+	for i := 0; i < n && spare > 0; i++ {
+		if behind[i] && (skip == nil || !skip[i]) {
+			mark(i)
 		}
 	}
 	return skip
@@ -474,7 +514,9 @@ func (c *Client) behind(req request) []bool {
 // and its requests to the nodes that had not answered go on in the
 // background, each until its node answers or the per-node timeout passes;
 // Wait is for programs and tests that must see them end, for example
-// before checking the nodes' keys or for goroutine leaks.
+// before checking the nodes' keys or for goroutine leaks. Once they have,
+// Wait also ends the goroutines that c keeps for the requests of its next
+// rounds, and returns when they have exited.
 func (c *Client) Wait(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
@@ -482,7 +524,10 @@ func (c *Client) Wait(ctx context.Context) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
-	return c.inflight.Wait(ctx)
+	if err := c.inflight.Wait(ctx); err != nil {
+		return err
+	}
+	return c.workers.Wait(ctx)
 }
 
 // lagLimit is how long a node's request may run on after its round
@@ -549,11 +594,11 @@ func (v votes) uncertain() bool {
 }
 
 // unsent counts the nodes of errs that the request was not sent to
-// (ErrNodeBehind): they cannot hold the lock, like the nodes that refused.
+// (ErrNodeSkipped): they cannot hold the lock, like the nodes that refused.
 func unsent(errs []*NodeError) int {
 	n := 0
 	for _, ne := range errs {
-		if ne.Err == ErrNodeBehind {
+		if ne.Err == ErrNodeSkipped {
 			n++
 		}
 	}

@@ -140,7 +140,7 @@ func (c *Client) scriptInput(s scriptUse, req request, args []string) (request, 
 }
 
 // runScript runs s on every node, as round does, with its input.
-func (c *Client) runScript(ctx context.Context, s scriptUse, req request, args []string, lanes *quorum.Lanes, skip []bool, yes func(any) bool) []result {
+func (c *Client) runScript(ctx context.Context, s scriptUse, req request, args []string, lanes *quorum.Lanes, skip []bool, learn bool, yes func(any) bool) []result {
 	req, args = c.scriptInput(s, req, args)
-	return c.round(ctx, s.script, req, args, lanes, skip, yes)
+	return c.round(ctx, s.script, req, args, lanes, skip, learn, yes)
 }

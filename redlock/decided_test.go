@@ -195,3 +195,33 @@ func TestRoundEndsAtTheNodeTimeoutWhenAnAdapterIgnoresContext(t *testing.T) {
 		t.Fatalf("Unlock: %v", err)
 	}
 }
+
+// A refused attempt returns once the nodes that answered it have answered
+// its release; a node that did not answer within the node timeout is not
+// waited for a second time. Here the round ends at the node timeout with
+// one grant, one refusal and node 2 timed out: TryLock returns while node
+// 2's release, which follows its timed-out acquire, still waits in the
+// adapter (for up to another node timeout, 5 s).
+func TestRefusedAttemptDoesNotWaitForATimedOutNode(t *testing.T) {
+	c := newCluster(t, 3)
+	conns, g := gated(c, true)
+	client := newGatedClient(t, conns, redlock.WithNodeTimeout(5*time.Second), redlock.WithRetryStrategy(redlock.NoRetry()))
+	if err := c.servers[1].Set("k", "another owner"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := client.TryLock(context.Background(), "k", time.Minute)
+	entered, returned := g.entered.Load(), g.returned.Load()
+	if !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock with 1 of 3 nodes granting = %v, want ErrNotAcquired", err)
+	}
+	if returned != 1 {
+		t.Errorf("TryLock returned once %d of node 2's requests had returned (%d reached it), want 1: the timed-out acquire, not its release", returned, entered)
+	}
+	close(g.open)
+	settle(t, client)
+	for i, s := range c.servers {
+		if i != 1 && s.Exists("k") {
+			t.Errorf("node %d holds k after the refused attempt's release", i)
+		}
+	}
+}

@@ -224,48 +224,88 @@
 // # What may outlive a call
 //
 // A round of requests sends one request to every node at once, each on a
-// goroutine of its own (none for a single node), and returns as soon as its
+// goroutine of its own (none for a single node): one that ran a request of
+// an earlier round and is idle, or a new one. It returns as soon as its
 // outcome is decided: when a quorum has granted (the validity is counted up
 // to that moment) or so many nodes refused or failed that no quorum can be
 // reached. A round whose keys may lie in different Redis Cluster hash slots
 // (several keys, or extra keys of custom scripts) waits for every node,
 // since one CROSSSLOT refusal fails the call. Whatever the votes, a round
-// returns by the per-node timeout, or when ctx ends, even through an
-// adapter that does not honour its context.
+// over several nodes returns by the per-node timeout, or when ctx ends,
+// even through an adapter that does not honour its context. With a single
+// node, the request runs on the calling goroutine with ctx and the
+// per-node timeout, and the call returns when the adapter does, which
+// every adapter of locksmith does by then.
 //
 // The requests to the nodes that had not answered by then go on in the
 // background, also when the caller cancels ctx afterwards (a deferred
-// cancel), each for at most the per-node timeout (plus the wait for the
-// lock's previous request to that node, within the same bound). They are
+// cancel), each for at most the per-node timeout once it is sent, after
+// the lock's previous request to that node has returned. One that could
+// not be sent within the per-node timeout is not sent at all, and the
+// lock's next request to that node still waits for the previous one,
+// however long an adapter that ignores its context takes. They are
 // ordered: a node gets a lock's requests one at a time, in the order they
 // were made, so a late grant is followed by the lock's later extend and
 // release requests, and the late grant of a refused attempt by that
 // attempt's release. Such a node counts in none of Granted, Refused and
 // Errors of the round's [QuorumError] and of the RoundInfo its events get.
 // A refused attempt returns once the nodes that had answered it have
-// answered its release.
+// answered its release; a node that did not answer within the per-node
+// timeout is not waited for again.
 //
-// # Nodes behind the others
+// A Client's successive attempts on the same keys are ordered the same way,
+// and so is a Resume of a value that no Lock of the Client holds: an
+// attempt's first request to a node is sent once every request made there
+// before it by the Client's other attempts on those keys, and by the Locks
+// they granted (their extends and releases included), has returned. The
+// wait and the request share the bound of any request that follows
+// another: the wait ends when the per-node timeout has passed since the
+// round started, and the request is then not sent, the node counting as
+// timed out. So a TryLock right after an Unlock on the same Client does
+// not find the key still held on a node by the previous lock's release
+// that the node has not applied yet, or by its grant applied late. A
+// Lock's later requests to a node follow its own earlier ones there, and
+// so wait for other attempts' requests only while its acquire there still
+// waits for them; once its acquire was not sent to a node, it sends that
+// node nothing more ([ErrNodeSkipped]). Attempts whose key sets differ are
+// not ordered with each other (the same keys in another order are the
+// same set), nor are those of different Clients: the keys of another
+// Client's released lock may stay on a minority of nodes until its
+// requests end.
 //
-// A node whose requests are still running a quarter of the per-node
-// timeout (at least 5 ms) after their rounds returned is behind: slow, stopped or
-// overloaded. While it is (until all of them have ended), a new lock's
-// acquire is not sent to it, for at most as many nodes as leave a quorum,
-// and neither are that lock's extends and releases: the lock lives on the
-// other nodes, with that much less fault tolerance, and the node's
-// [NodeError] matches [ErrNodeBehind]; it counts with the refusals when an
-// extend decides whether the lock is lost. Requests that a caller's
-// context cut short do not make a node behind. Requests sent to such a node would
-// queue behind the ones it has not answered, in the Redis client's pool
-// and on the node, until they time out; under load the client then drops
-// connections and dials new ones at the node's slowest. Locks acquired
-// before the node fell behind send it every request as usual.
-// [WithSkipNodesBehind](false) sends every request to every node.
+// # Nodes behind the others, and failing nodes
+//
+// A node whose requests are still running a quarter of the per-node timeout
+// (at least 5 ms) after their rounds returned is behind: slow, stopped or
+// overloaded. It stays so until all of them have ended. Requests that a
+// caller's context cut short do not make a node behind. A node whose last 3
+// requests to end failed, with no success since, is failing: it refuses
+// connections, say, or answers with errors (CROSSSLOT refusals excepted).
+// It stays so until a request succeeds, and gets one probe per node timeout
+// (at most a second) after its last failure: the acquire of the next lock.
+//
+// While a node is behind or failing, a new lock's acquire is not sent to
+// it, for at most as many nodes as leave a quorum, failing nodes first (a
+// request sent to a node behind may still be answered; one sent to a
+// failing node fails), and never for a lock whose keys may lie in different
+// hash slots; and neither are that lock's extends and releases: the lock
+// lives on the other nodes, with that much less fault tolerance, and the
+// node's [NodeError] matches [ErrNodeSkipped]; it counts with the refusals
+// when an extend decides whether the lock is lost. Requests sent to a node
+// behind would queue behind the ones it has not answered, in the Redis
+// client's pool and on the node, until they time out; under load the client
+// then drops connections and dials new ones at the node's slowest. Requests
+// sent to a failing node would fail, each after a dial or an error reply.
+// Locks acquired before the node fell behind or began failing send it every
+// request as usual. [WithSkipUnhealthyNodes](false) sends every request to
+// every node.
 //
 // [Client.Wait] returns once none of these requests runs, for programs and
 // tests that must see the nodes settle (goroutine leak checks, reading the
-// keys after a call). Besides them, only the renewal goroutine of a
-// KeepAlive (until its stop function is called) and the pub/sub
+// keys after a call); it also ends the goroutines that ran them, which the
+// Client otherwise keeps for the requests of its next rounds until they
+// have had none for 50 to 100 ms. Besides them, only the renewal
+// goroutine of a KeepAlive (until its stop function is called) and the pub/sub
 // subscriptions of waiters (until they are served) outlive a call. An
 // adapter may leave a request running after its context ended, for a
 // client that cannot be interrupted; each adapter's documentation says for

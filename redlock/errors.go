@@ -56,14 +56,16 @@ var (
 	// names the timeout ("node timeout 5ms exceeded").
 	ErrNodeTimeout = errors.New("redlock: node did not reply within the per-node timeout")
 
-	// ErrNodeBehind is matched by the error of a node that a lock's
-	// requests were not sent to, found inside a NodeError: when the lock
-	// was acquired, the node was behind the others (see
-	// WithSkipNodesBehind), so the acquire was not sent to it, and
-	// neither are the lock's extends and releases. Such a node cannot
-	// hold the lock: it counts with the refusals when an extend or a
-	// renewal decides whether the lock is lost.
-	ErrNodeBehind = errors.New("redlock: request not sent: the node was behind when the lock was acquired")
+	// ErrNodeSkipped is matched by the error of a node that a lock's
+	// requests were not sent to, found inside a NodeError: the lock's
+	// acquire was not sent to it, because the node was behind the others
+	// or failing (see WithSkipUnhealthyNodes), or because the earlier
+	// requests on the keys that the acquire followed there had not
+	// returned within the per-node timeout (see the package
+	// documentation), and so neither are the lock's extends and releases.
+	// Such a node cannot hold the lock: it counts with the refusals when
+	// an extend or a renewal decides whether the lock is lost.
+	ErrNodeSkipped = errors.New("redlock: request not sent: the lock's acquire was not sent to the node")
 )
 
 // chainedError is a sentinel that also matches a more general sentinel.

@@ -46,12 +46,17 @@ func WaitForEveryNode() Option {
 	return optionFunc(func(c *config) { c.waitEvery = true })
 }
 
-// SetLagClock makes c measure how long its nodes' requests outlive their
-// rounds with now instead of time.Now. Call it before c's first round.
-func SetLagClock(c *Client, now func() time.Time) { c.lag.Now = now }
+// SetHealthClock makes c measure how long its nodes' requests outlive
+// their rounds, and when a failing node is due a probe, with now instead
+// of time.Now. Call it before c's first round.
+func SetHealthClock(c *Client, now func() time.Time) { c.health.Now = now }
 
 // SkipNodes makes every acquire of the Client skip the nodes of skip, as
-// if they were behind: for tests of what such a lock does next.
+// if they were behind or failing: for tests of what such a lock does next.
 func SkipNodes(skip []bool) Option {
 	return optionFunc(func(c *config) { c.skipAlways = skip })
 }
+
+// Stragglers returns how many requests of node are still running after
+// their rounds returned.
+func Stragglers(c *Client, node int) int { return c.health.Stragglers(node) }

@@ -54,9 +54,9 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	n := len(c.nodes)
 	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
 	fenced.every = req.every
-	lanes := new(quorum.Lanes)
+	lanes := c.order.lanes(req)
 	start := time.Now()
-	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, c.behind(req), isFencedGrant)
+	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, c.skipped(req), true, isFencedGrant)
 	v := countVotes(phase1, isFencedGrant)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	if err := c.sameServer(); err != nil {
@@ -80,7 +80,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	}
 	token := highest + 1
 
-	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, nil, isOne)
+	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, nil, false, isOne)
 	v = countVotes(phase2, isOne)
 	validity = quorum.Validity(req.ttl, time.Since(start), req.drift)
 	granted := quorum.Granted(v.granted, n, validity)

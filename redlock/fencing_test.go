@@ -203,8 +203,9 @@ func TestNaiveMaxOfIncrementsFailsTheChecker(t *testing.T) {
 	t.Logf("naive max-of-INCR: %d violations over %d grants: %v", len(violations), len(grants), violations)
 
 	// The same sequence of quorums through the real two-phase scheme.
+	// Every grant must be sent to all three nodes, the failing one too.
 	cl := newCluster(t, 3)
-	client := cl.client(t, redlock.WithFencing(), redlock.WithNodeTimeout(testNodeTimeout))
+	client := cl.client(t, redlock.WithFencing(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithSkipUnhealthyNodes(false))
 	grants = nil
 	for _, quorum := range [][]int{{a, b}, {a, c}, {a, b}, {b, c}} {
 		for i, f := range cl.faults {

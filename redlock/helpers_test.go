@@ -2,6 +2,8 @@ package redlock_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +117,46 @@ func mustLock(t *testing.T, c *redlock.Client, key string, ttl time.Duration) *r
 	}
 	settle(t, c)
 	return l
+}
+
+// stallCalls makes the calls to f for which stalls reports true wait until
+// release is called; the others pass. stalls may be called from several
+// goroutines at once.
+func stallCalls(f *faults.Conn, stalls func(method string) bool) (release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	f.Choose(func(method string) faults.Fault {
+		if stalls(method) {
+			<-ch
+		}
+		return faults.Fault{}
+	})
+	return func() { once.Do(func() { close(ch) }) }
+}
+
+// everyCall, given to stallCalls, stalls every call.
+func everyCall(string) bool { return true }
+
+// stallUntilReleased is stallCalls with a generous timer that releases the
+// calls by itself, so that a call that waits for f fails its test rather
+// than hangs. released reports whether the timer had to.
+func stallUntilReleased(f *faults.Conn, stalls func(method string) bool) (release func(), released func() bool) {
+	free := stallCalls(f, stalls)
+	var byTimer atomic.Bool
+	timer := time.AfterFunc(10*time.Second, func() {
+		byTimer.Store(true)
+		free()
+	})
+	release = func() {
+		timer.Stop()
+		free()
+	}
+	return release, byTimer.Load
+}
+
+// blockCall makes the next call to f wait until the returned release is
+// called; later calls pass.
+func blockCall(f *faults.Conn) (release func()) {
+	var calls atomic.Int32
+	return stallCalls(f, func(string) bool { return calls.Add(1) == 1 })
 }

@@ -26,15 +26,23 @@ func (s *liveLocks) add(l *Lock) {
 	if s.byValue == nil {
 		s.byValue = make(map[string]weak.Pointer[Lock])
 	}
-	if len(s.byValue) >= max(s.sweepAt, minSweep) {
-		for v, p := range s.byValue {
-			if p.Value() == nil {
-				delete(s.byValue, v)
-			}
-		}
-		s.sweepAt = 2 * len(s.byValue)
-	}
+	sweep(s.byValue, &s.sweepAt)
 	s.byValue[l.value] = p
+}
+
+// sweep deletes from m the entries whose value was collected, once m has
+// grown to *sweepAt entries (at least minSweep), and sets *sweepAt to
+// twice what is left: each sweep is paid for by as many additions.
+func sweep[K comparable, V any](m map[K]weak.Pointer[V], sweepAt *int) {
+	if len(m) < max(*sweepAt, minSweep) {
+		return
+	}
+	for k, p := range m {
+		if p.Value() == nil {
+			delete(m, k)
+		}
+	}
+	*sweepAt = 2 * len(m)
 }
 
 // remove forgets l, a Lock that Resume made and never handed out. An

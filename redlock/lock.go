@@ -191,7 +191,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	case !time.Now().Before(validUntil):
 		return ErrExpired
 	}
-	return l.extend(ctx, req)
+	return l.extend(ctx, req, false)
 }
 
 // takeTurn waits until no other extend round of l runs and takes the turn.
@@ -221,8 +221,10 @@ var errStopped = errors.New("redlock: renewal stopped")
 func (l *Lock) endTurn() { <-l.turn }
 
 // extend runs an extend round with the lock's value and updates the
-// validity from it. The caller holds the turn.
-func (l *Lock) extend(ctx context.Context, req request) error {
+// validity from it; learn is set for Resume's first round, after which
+// sameServer compares the nodes' server IDs (see Client.round). The caller
+// holds the turn.
+func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
 	c := l.client
 	l.mu.Lock()
 	if l.unlocking {
@@ -245,7 +247,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	}
 	l.mu.Unlock()
 
-	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, nil, isOne)
+	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, nil, learn, isOne)
 	validity := quorum.Validity(ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
@@ -329,9 +331,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 	c := l.client
 	start := time.Now()
-	wantReleased := int64(len(req.keys))
-	released := func(reply any) bool { return reply == wantReleased }
-	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, nil, released)
+	released := isOne // the count of keys the release script deleted
+	if wantReleased := int64(len(req.keys)); wantReleased != 1 {
+		released = func(reply any) bool { return reply == wantReleased }
+	}
+	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, nil, false, released)
 	v := countVotes(results, released)
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	// The observer hears of a confirmed release of a lock that was still

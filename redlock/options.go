@@ -65,7 +65,7 @@ type config struct {
 	keyPrefix      string
 	fencing        bool
 	waitEvery      bool   // rounds wait for every node (tests only)
-	skipBehind     bool   // WithSkipNodesBehind; on by default
+	skipUnhealthy  bool   // WithSkipUnhealthyNodes; on by default
 	skipAlways     []bool // nodes that every acquire skips (tests only)
 
 	notifications bool // WithReleaseNotifications; on by default
@@ -91,7 +91,7 @@ func newConfig(opts []Option) (config, error) {
 		renewAt:       defaultRenewAt,
 		lossMargin:    defaultLossMargin,
 		notifications: true,
-		skipBehind:    true,
+		skipUnhealthy: true,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -147,29 +147,42 @@ func WithDriftFactor(f float64) Option {
 	return optionFunc(func(c *config) { c.driftFactor = f })
 }
 
-// WithSkipNodesBehind sets whether a lock's acquire skips the nodes that
-// are behind the others. Default: true.
+// WithSkipUnhealthyNodes sets whether a lock's acquire skips the nodes
+// that are behind the others or failing. Default: true.
 //
 // A round returns once its outcome is decided, and the requests of the
-// nodes that had not answered go on in the background (see Client.Wait).
-// A node is behind when one of those requests is still running a quarter
-// of the per-node timeout (at least 5 ms) after its round returned; it
-// stays behind until all of them have ended. While it is, the acquire of
-// a new lock (Lock, TryLock, LockMulti, Do and the like) is not sent to
-// it, at most for as many nodes as still leave a quorum, and the extends
-// and releases of such a lock are not sent to it either: its NodeError
-// matches ErrNodeBehind, and it counts as a node that cannot hold the
-// lock. Such a node, slow or stopped, would hardly answer in time, and
-// every request sent to it would queue behind the others, in the Redis
-// client's pool and on the node, until the client drops connections and
-// dials new ones while the node is at its slowest. The cost is fault
-// tolerance: a lock acquired without a node is held on the others only,
-// for its whole life.
+// nodes that had not answered go on in the background (see Client.Wait). A
+// node is behind when one of those requests is still running a quarter of
+// the per-node timeout (at least 5 ms) after its round returned; it stays
+// behind until all of them have ended. A node is failing when the last 3 of
+// its requests to end failed (an error reply, a refused connection or a
+// timeout; a Cluster's CROSSSLOT refusal, the caller's mistake, does not
+// count) and none has succeeded since; it stays failing until one succeeds,
+// and gets one probe, the acquire of the next lock, per node timeout (at
+// most a second) after its last failure.
 //
-// Requests of locks acquired before the node fell behind are sent as
-// usual. With one or two nodes nothing is ever skipped.
-func WithSkipNodesBehind(on bool) Option {
-	return optionFunc(func(c *config) { c.skipBehind = on })
+// While a node is behind or failing, the acquire of a new lock (Lock,
+// TryLock, Do and the like) is not sent to it, at most for as many nodes
+// as still leave a quorum, and the extends and releases of such
+// a lock are not sent to it either: its NodeError matches ErrNodeSkipped,
+// and it counts as a node that cannot hold the lock. A slow or stopped
+// node would hardly answer in time, and every request sent to it would
+// queue behind the others, in the Redis client's pool and on the node,
+// until the client drops connections and dials new ones while the node is
+// at its slowest; a failing node would fail the request, after a dial
+// that the connection refused. The cost is fault tolerance: a lock
+// acquired without a node is held on the others only, for its whole life.
+// A node whose error replies are for one resource only (a key of another
+// type, a custom script's error) is failing too when no other request to
+// it succeeds in between, until the next probe.
+//
+// Requests of locks acquired before the node fell behind or began failing
+// are sent as usual. With one or two nodes nothing is ever skipped, nor
+// for locks whose keys may lie in different Redis Cluster hash slots
+// (LockMulti with several keys, custom scripts with extra keys), which go
+// to every node.
+func WithSkipUnhealthyNodes(on bool) Option {
+	return optionFunc(func(c *config) { c.skipUnhealthy = on })
 }
 
 // WithNodeTimeout sets how long one node may take to answer one request.

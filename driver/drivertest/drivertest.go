@@ -95,10 +95,11 @@
 // The rules of the optional [driver.ServerIdentifier] run only when the Conn
 // implements it; the second needs the Other hook of [Identity]:
 //
-//   - ServerID: after a Conn's first call, its ServerID is the run_id that a
-//     script reads from INFO server ("" when the server reports none);
-//     before that call it was "" or the same ID, and it stays the same; two
-//     Conns of newConn, which reach one server, report one ID.
+//   - ServerID: after a Conn's first call, its ServerID is known and is the
+//     run_id that a script reads from INFO server ("" when the server
+//     reports none); before that call it was unknown (and "") or the same
+//     ID, and it stays the same; two Conns of newConn, which reach one
+//     server, report one ID.
 //   - ServerIDOther: a Conn to another server has another ServerID.
 //
 // These rules cannot see goroutines: an adapter should also check, for

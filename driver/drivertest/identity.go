@@ -131,27 +131,31 @@ return string.match(info, 'run_id:(%w+)') or false`
 
 // serverID makes a call through conn, so that it has reached its server,
 // and returns conn's ServerID, skipping the rule when conn is no
-// driver.ServerIdentifier. It fails the rule unless the ID is the run_id
-// that the server reports to a script ("" when it reports none), was ""
-// or the same ID before the call, and stays the same.
+// driver.ServerIdentifier. It fails the rule unless the ID is then known
+// and is the run_id that the server reports to a script ("" when it
+// reports none), was unknown or the same ID before the call, and stays the
+// same.
 func serverID(t *testing.T, what string, conn driver.Conn) string {
 	t.Helper()
 	si := implementing[driver.ServerIdentifier](t, what, conn)
-	before := si.ServerID()
+	before, knownBefore := si.ServerID()
+	if !knownBefore && before != "" {
+		t.Errorf("%s: ServerID() = %q, false before the first call; want \"\" with an unknown ID", what, before)
+	}
 	reply, err := conn.Eval(t.Context(), runIDScript, nil, nil)
 	if err != nil {
 		t.Fatalf("%s: Eval of a script that reads the run_id: %v", what, err)
 	}
 	reported, _ := reply.(string)
-	id := si.ServerID()
-	if id != reported {
-		t.Fatalf("%s: ServerID() after a call = %q, want the run_id the server reports, %q", what, id, reported)
+	id, known := si.ServerID()
+	if id != reported || !known {
+		t.Fatalf("%s: ServerID() after a call = %q, %v; want the run_id the server reports, %q, known", what, id, known, reported)
 	}
-	if before != "" && before != id {
-		t.Errorf("%s: ServerID() = %q before the first call, %q after; want \"\" or the same ID", what, before, id)
+	if knownBefore && before != id {
+		t.Errorf("%s: ServerID() = %q before the first call, %q after; want an unknown ID or the same ID", what, before, id)
 	}
-	if again := si.ServerID(); again != id {
-		t.Errorf("%s: ServerID() = %q, then %q; want the same ID on every call", what, id, again)
+	if again, known := si.ServerID(); again != id || !known {
+		t.Errorf("%s: ServerID() = %q, then %q, %v; want the same known ID on every call", what, id, again, known)
 	}
 	return id
 }

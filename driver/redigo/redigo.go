@@ -73,12 +73,15 @@
 // the pool's identity, and two pools to one server pass redlock.New. The
 // server tells instead: the first call that a server answers asks it, on
 // the same connection and within the same ctx, for its run_id (INFO
-// server), once per Conn, and [Conn.ServerID] reports it. A lock attempt
-// or Resume whose round finds two pools reporting one server fails with an
-// error matching redlock.ErrInvalidArgument. That costs the first call one
-// more round trip. A server that refuses INFO (an ACL user without +info)
-// or reports no run_id turns the check off for its pools. Give each server
-// one pool.
+// server), and later calls ask again until the answer settles it (a
+// busy server or a broken connection does not), and [Conn.ServerID]
+// reports it. A lock attempt or Resume whose round finds two pools
+// reporting one server fails with an error matching
+// redlock.ErrInvalidArgument: the first one, since until a pool's ID is
+// known, a Client's acquire rounds wait for its reply rather than return
+// at a quorum. That costs the first call one more round trip. A server
+// that refuses INFO (an ACL user without +info) or reports no run_id
+// turns the check off for its pools. Give each server one pool.
 //
 // # Errors
 //

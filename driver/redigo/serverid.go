@@ -9,14 +9,15 @@ import (
 )
 
 // ServerID returns the run_id that the server reported to the Conn's first
-// call it answered, for [driver.ServerIdentifier], or "" before that call
-// and when the server reports none or refuses INFO. A pool can dial any
-// server, so this is how locksmith tells that two pools reach one server.
-func (c *Conn) ServerID() string {
+// call it answered, for [driver.ServerIdentifier], and whether that call
+// has settled it: "" and false before it, "" and true when the server
+// reports none or refuses INFO. A pool can dial any server, so this is how
+// locksmith tells that two pools reach one server.
+func (c *Conn) ServerID() (id string, known bool) {
 	if id := c.serverID.Load(); id != nil {
-		return *id
+		return *id, true
 	}
-	return ""
+	return "", false
 }
 
 // learnServerID asks the server behind conn, which has just answered a

@@ -100,16 +100,16 @@ func TestServerID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			script := &infoScript{replies: tt.replies}
 			conn := redigo.New(infoPool(t, script))
-			if got := conn.ServerID(); got != "" {
-				t.Errorf("ServerID before any call = %q, want \"\"", got)
+			if got, known := conn.ServerID(); got != "" || known {
+				t.Errorf("ServerID before any call = %q, %v; want \"\", false", got, known)
 			}
 			for i := range 3 {
 				if _, err := conn.Eval(context.Background(), "return 1", nil, nil); err != nil {
 					t.Fatalf("Eval %d: %v", i, err)
 				}
 			}
-			if got := conn.ServerID(); got != tt.want {
-				t.Errorf("ServerID after 3 calls = %q, want %q", got, tt.want)
+			if got, known := conn.ServerID(); got != tt.want || !known {
+				t.Errorf("ServerID after 3 calls = %q, %v; want %q, true", got, known, tt.want)
 			}
 			if asked := script.count(); asked != tt.wantAsked {
 				t.Errorf("INFO sent %d times in 3 calls, want %d", asked, tt.wantAsked)
@@ -134,7 +134,7 @@ func TestServerIDAfterErrorReply(t *testing.T) {
 	if _, err := conn.Eval(context.Background(), "return redis.error_reply('ERR refused')", nil, nil); err == nil {
 		t.Fatalf("Eval of an error reply succeeded")
 	}
-	if got := conn.ServerID(); got == "" {
-		t.Errorf("ServerID after a call the server refused = \"\", want the run_id")
+	if got, known := conn.ServerID(); got == "" || !known {
+		t.Errorf("ServerID after a call the server refused = %q, %v; want the run_id", got, known)
 	}
 }

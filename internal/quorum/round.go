@@ -39,21 +39,30 @@ type Round struct {
 	// Every makes the round wait for the reply of every node, whatever
 	// the votes: for requests whose every reply matters to the caller.
 	Every bool
-	// Wait, when not nil, makes the round return once every node i with
-	// Wait[i] has answered, whatever the votes.
+	// Wait, when not nil, makes the round wait for the reply of every
+	// node i with Wait[i]: in a round that counts no votes (Yes nil), the
+	// round returns once they have answered, whatever the other nodes
+	// do; in one that counts votes, it returns once they have answered
+	// and the votes decide it.
 	Wait []bool
 	// Lanes, when not nil, orders this round's request on each node
 	// after the previous round's with the same Lanes.
 	Lanes *Lanes
 	// Tracker, when not nil, counts the round's requests while they run.
 	Tracker *Tracker
+	// Workers, when not nil, runs the requests of a round on several
+	// nodes; without it each runs on a goroutine of its own.
+	Workers *Workers
 	// Skip, when not nil, names the nodes that the request is not sent
 	// to: their reply is ErrNotSent, a vote against, and with Lanes no
 	// later request of the same Lanes is sent to them either.
 	Skip []bool
-	// Lag, when not nil, records the requests that are still running
-	// when the round returns (see Lag). It must be made for Nodes nodes.
-	Lag *Lag
+	// Health, when not nil, records how each request sent ends, and
+	// those that are still running when the round returns (see Health).
+	// It must be made for Nodes nodes.
+	Health *Health
+
+	state roundState // in the Round, which is used once, to save an allocation
 }
 
 // roundState is what the node goroutines of a round share.
@@ -67,21 +76,43 @@ type roundState struct {
 	decided   bool
 	done      chan struct{} // closed once decided
 	// stragglers holds, for each node that had not answered when the
-	// round returned, its record in Round.Lag (added set).
+	// round returned, its record in Round.Health (added set).
 	stragglers []straggler
+	// The backing arrays of replies, answered and the lanes' order for
+	// rounds of up to inlineNodes nodes, which then need no allocations
+	// of their own.
+	replyBuf  [inlineNodes]Reply
+	answerBuf [inlineNodes]bool
+	orderBuf  [inlineNodes]order
 }
+
+// order is how one node's request of a round is sent: after prev and
+// more, when not nil, closing done when it returns; or not at all (sent
+// false).
+type order struct {
+	prev <-chan struct{}
+	more []<-chan struct{}
+	done chan struct{}
+	sent bool
+}
+
+// inlineNodes is the largest number of nodes whose replies roundState
+// holds without allocating them apart.
+const inlineNodes = 5
 
 // Run runs the round and returns every node's reply, in node order, as
 // they were when the round returned. A node that had not answered has
-// ErrPending. Run also returns when timeout has passed or ctx has ended,
-// even if an adapter does not honour its context.
+// ErrPending. Run also returns when Timeout has passed or ctx has ended,
+// even if an adapter does not honour its context, except in a round of a
+// single node whose reply it waits for: that call runs on the calling
+// goroutine, and Run returns when it does.
 //
-// With several nodes, each call gets a context that ends when Timeout has
-// passed since Run started, whatever becomes of ctx (its values are kept):
-// one that only its deadline ends (see adapter.WithTimeout), cancelled only
+// Otherwise each call gets a context that ends when Timeout has passed
+// since Run started, whatever becomes of ctx (its values are kept): one
+// that only its deadline ends (see adapter.WithTimeout), cancelled only
 // after every call has returned, which may be after Run returns: the
-// driver package documents this as part of the Conn contract. The call of
-// a single node gets ctx with the timeout.
+// driver package documents this as part of the Conn contract. The inline
+// call of a single node gets ctx with the timeout.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
@@ -92,37 +123,46 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	// Timeout. The round itself returns as soon as ctx ends. A single
 	// node's call runs on the calling goroutine and decides the round
 	// alone, so it keeps ctx's cancellation.
+	// A single node runs inline, unless the round counts no votes and
+	// does not wait for its reply.
+	inline := r.Nodes == 1 && (r.Wait == nil || r.Yes != nil || len(r.Wait) > 0 && r.Wait[0])
 	parent := ctx
-	if r.Nodes > 1 {
+	if !inline {
 		parent = context.WithoutCancel(ctx)
 	}
 	nodeCtx, cancel := adapter.WithTimeout(parent, r.Timeout)
-	s := &roundState{
-		replies:   make([]Reply, r.Nodes),
-		answered:  make([]bool, r.Nodes),
-		remaining: r.Nodes,
-		done:      make(chan struct{}),
+	s := &r.state
+	s.remaining = r.Nodes
+	var lanes []order
+	if r.Nodes <= inlineNodes {
+		s.replies, s.answered, lanes = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], s.orderBuf[:r.Nodes]
+	} else {
+		s.replies, s.answered, lanes = make([]Reply, r.Nodes), make([]bool, r.Nodes), make([]order, r.Nodes)
+	}
+	if !inline {
+		// An inline call has decided the round when it returns: nothing
+		// waits for done.
+		s.done = make(chan struct{})
 	}
 	for _, w := range r.Wait {
 		if w {
 			s.waiting++
 		}
 	}
+	if r.Wait != nil && r.Yes == nil && s.waiting == 0 && !inline {
+		// No reply to wait for: the round is decided before it starts.
+		s.decided = true
+		close(s.done)
+	}
 	// Each node's request either is sent, after the previous request of
 	// its lane, or is not: skipped now or on an earlier round of the
 	// lanes. The Tracker counts only those sent.
-	type order struct {
-		prev <-chan struct{}
-		done chan struct{}
-		sent bool
-	}
-	lanes := make([]order, r.Nodes)
 	sent := 0
 	for node := range lanes {
 		skip := node < len(r.Skip) && r.Skip[node]
 		ln := order{sent: !skip}
 		if r.Lanes != nil {
-			ln.prev, ln.done, ln.sent = r.Lanes.enter(r.Nodes, node, skip)
+			ln.prev, ln.more, ln.done, ln.sent = r.Lanes.enter(r.Nodes, node, skip)
 		}
 		if ln.sent {
 			sent++
@@ -139,26 +179,32 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			}
 			continue
 		}
-		if r.Nodes == 1 {
+		if inline {
 			// The one node decides the round: its call runs on the
 			// calling goroutine, bounded by its context.
-			r.node(parent, nodeCtx, cancel, s, node, ln.prev, ln.done)
+			r.node(parent, nodeCtx, cancel, s, node, ln)
 			break
 		}
-		go r.node(parent, nodeCtx, cancel, s, node, ln.prev, ln.done)
+		r.Workers.run(task{r, parent, nodeCtx, cancel, s, node, ln})
 	}
 	// The round returns when Timeout has passed (nodeCtx) or ctx ends,
 	// even if a call has not.
 	cut := false // by the caller's ctx, before the nodes had their time
-	select {
-	case <-s.done:
-	case <-nodeCtx.Done():
-	case <-ctx.Done():
-		cut = true
+	if s.done != nil {
+		select {
+		case <-s.done:
+		case <-nodeCtx.Done():
+		case <-ctx.Done():
+			cut = true
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.decided = true
+	if s.remaining == 0 {
+		// Every node answered: no call writes s.replies any more.
+		return s.replies
+	}
 	replies := make([]Reply, r.Nodes)
 	var now time.Time
 	for i := range replies {
@@ -170,57 +216,94 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		// A request outlives a round that the others decided, or that
 		// timed out with it; one that the caller cut short is not behind
 		// anything.
-		if r.Lag != nil && !cut {
+		if r.Health != nil && !cut {
 			if s.stragglers == nil {
 				s.stragglers = make([]straggler, r.Nodes)
-				now = r.Lag.now()
+				now = r.Health.now()
 			}
 			s.stragglers[i].since = now
 			s.stragglers[i].added = true
-			r.Lag.add(i, &s.stragglers[i])
+			r.Health.add(i, &s.stragglers[i])
 		}
 	}
 	return replies
 }
 
-// after waits until prev is closed and reports whether it was, rather
-// than ctx ending first.
-func after(ctx context.Context, prev <-chan struct{}) bool {
+// after waits until ln's prev and more are closed and reports whether
+// they were, rather than ctx ending first.
+func after(ctx context.Context, ln order) bool {
 	select {
-	case <-prev:
-		return true
+	case <-ln.prev:
 	case <-ctx.Done():
 		return false
 	}
+	for _, p := range ln.more {
+		select {
+		case <-p:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
-// node runs the request of one node, after the previous request of its
-// lane, and records the reply.
+// node runs the request of one node, after the requests it follows (ln),
+// and records the reply.
 //
 // A request that waited for the previous one of its lane gets the whole
 // Timeout from the moment it is sent: the wait, bounded by the round's
 // Timeout, would otherwise leave it too little time to be sent at all (a
 // release after an extension that a slow node took long to answer). So a
 // request may run until twice Timeout after its round started.
-func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *roundState, node int, prev <-chan struct{}, done chan struct{}) {
-	reply := Reply{Err: ctx.Err()}
+//
+// A request whose wait took all of Timeout, or ended with ctx, is not
+// sent. Its reply, ErrPending, is recorded at once, but the next request
+// of its lane still follows the previous ones: done is closed only once
+// they are. A lane whose first request was not sent is closed.
+func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *roundState, node int, ln order) {
+	var reply Reply
 	switch {
-	case prev == nil:
+	case ln.prev == nil:
 		reply = r.Call(ctx, node)
-	case after(ctx, prev):
+	case after(ctx, ln):
 		callCtx, cancelCall := adapter.WithTimeout(parent, r.Timeout)
 		reply = r.Call(callCtx, node)
 		cancelCall()
+	default:
+		// Not sent: the round ended before the requests it follows
+		// returned. Its node has not answered, as ErrPending says; if
+		// it is its lane's first request, the node never got what the
+		// lane's later requests would follow.
+		if r.Lanes != nil {
+			r.Lanes.notSent(node, ln.done)
+		}
+		if r.record(s, node, Reply{Err: ErrPending}) {
+			cancel()
+		}
+		// The lane passes to its next request once the previous one has
+		// returned, which may take as long as that request's adapter: on
+		// a goroutine of its own, so that neither the caller of a single
+		// node's round nor a worker waits for it.
+		go func() {
+			<-ln.prev
+			for _, p := range ln.more {
+				<-p
+			}
+			close(ln.done)
+			r.Tracker.done()
+		}()
+		return
 	}
-	if done != nil {
-		close(done)
+	if r.Health != nil {
+		r.Health.ended(node, reply.Err, r.Timeout)
+	}
+	if ln.done != nil {
+		close(ln.done)
 	}
 	if r.record(s, node, reply) {
 		cancel()
 	}
-	if r.Tracker != nil {
-		r.Tracker.done()
-	}
+	r.Tracker.done()
 }
 
 // record records the reply of node, closes s.done if it decides the
@@ -241,7 +324,9 @@ func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
 	last = s.remaining == 0
 	if !s.decided && r.settled(s) {
 		s.decided = true
-		close(s.done)
+		if s.done != nil {
+			close(s.done)
+		}
 	}
 	var st *straggler
 	if s.stragglers != nil && s.stragglers[node].added {
@@ -249,7 +334,7 @@ func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
 	}
 	s.mu.Unlock()
 	if st != nil {
-		r.Lag.end(node, st)
+		r.Health.end(node, st)
 	}
 	return last
 }
@@ -260,12 +345,10 @@ func (r *Round) settled(s *roundState) bool {
 	switch {
 	case s.remaining == 0:
 		return true
-	case r.Every:
+	case r.Every, s.waiting > 0:
 		return false
-	case r.Wait != nil:
-		return s.waiting == 0
 	case r.Yes == nil:
-		return false
+		return r.Wait != nil
 	}
 	return Decided(r.Nodes, s.yes, s.no)
 }
@@ -274,29 +357,117 @@ func (r *Round) settled(s *roundState) bool {
 // Lanes is sent to its node only once the request of the previous such
 // round on that node has returned. The rounds of one lock share Lanes, so
 // that a node applies them in the order they were made even when a round
-// returns before that node answers. The zero value is ready to use and
-// safe for concurrent use.
+// returns before that node answers. Lanes made with an Order (NewLanes)
+// also send their first request on each node only once every request
+// there of the other Lanes of that Order, entered before it, has
+// returned. The zero value is ready to use and safe for concurrent use.
 //
-// A lane whose first request was not sent (Round.Skip) stays closed: no
-// later request of the Lanes is sent on it, since its node never received
-// what they would follow.
+// A lane whose first request was not sent (Round.Skip, or a wait for the
+// requests it follows that outlasted the round) is closed: no later
+// request of the Lanes is sent on it, since its node never received what
+// they would follow.
 type Lanes struct {
 	mu    sync.Mutex
 	lanes []lane // per node
+	order *Order
 }
 
 type lane struct {
 	last   chan struct{} // closed when the lane's last request returned; nil before the first
+	first  chan struct{} // the channel of the lane's first request
 	closed bool          // the lane's first request was not sent
 }
 
+// NewLanes returns Lanes in order: their first request on each node
+// follows the requests that the Lanes of order have entered there.
+func NewLanes(order *Order) *Lanes { return &Lanes{order: order} }
+
+// Order orders the Lanes of successive attempts on one resource: the
+// first request of each of its Lanes on a node is sent once the requests
+// entered on that node by the others, whether they are those Lanes' first
+// requests or later ones, have returned. Later requests of a Lanes follow
+// that Lanes' own only. The zero value is ready to use and safe for
+// concurrent use.
+//
+// A first request's channel closes only once those of every request
+// entered before it have, and a later request's only once its Lanes'
+// previous one has. So a new first request needs to wait only for the
+// latest first request and, of each Lanes that entered a request after
+// that one, its last request: a handful of channels, however many
+// requests are queued.
+type Order struct {
+	mu    sync.Mutex
+	nodes []orderTail
+}
+
+// orderTail is what a new first request on one node waits for.
+type orderTail struct {
+	first chan struct{} // the channel of the latest first request
+	later []laneTail    // the last request of each Lanes entered after it
+}
+
+type laneTail struct {
+	lanes *Lanes
+	last  chan struct{}
+}
+
+// enter records done, the channel of a new request of lanes on node, and,
+// for the first request of its Lanes (first), returns the channels of the
+// requests it must follow: prev, and the others in more, nil when there
+// is at most one.
+func (o *Order) enter(lanes *Lanes, nodes, node int, done chan struct{}, first bool) (prev <-chan struct{}, more []<-chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.nodes == nil {
+		o.nodes = make([]orderTail, nodes)
+	}
+	t := &o.nodes[node]
+	if !first {
+		for i := range t.later {
+			if t.later[i].lanes == lanes {
+				t.later[i].last = done
+				return nil, nil
+			}
+		}
+		t.later = append(t.later, laneTail{lanes, done})
+		return nil, nil
+	}
+	if t.first != nil && isOpen(t.first) {
+		prev = t.first
+	}
+	for _, lt := range t.later {
+		if !isOpen(lt.last) {
+			continue
+		}
+		if prev == nil {
+			prev = lt.last
+		} else {
+			more = append(more, lt.last)
+		}
+	}
+	clear(t.later)
+	t.first, t.later = done, t.later[:0]
+	return prev, more
+}
+
+// isOpen reports whether ch is not closed yet.
+func isOpen(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return false
+	default:
+		return true
+	}
+}
+
 // enter returns whether a new request on node is sent (not when skip is
-// set or the lane is closed) and, if it is, a channel closed when the
-// previous request on node has returned (nil when there was none, or it
-// has) and the channel that the new request closes when it returns. A
-// skip on a lane that already carried a request is ignored: that request
-// may have reached the node, so what follows it is sent too.
-func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, done chan struct{}, sent bool) {
+// set or the lane is closed) and, if it is, the channels closed when the
+// requests it follows on node have returned (prev, and any others in more;
+// nil when there are none, or they have) and the channel that the new
+// request closes when it returns. A skip on a lane that already carried a
+// request is ignored: that request may have reached the node, so what
+// follows it is sent too.
+func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, more []<-chan struct{}, done chan struct{}, sent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lanes == nil {
@@ -305,18 +476,34 @@ func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, done ch
 	ln := &l.lanes[node]
 	if ln.closed || (skip && ln.last == nil) {
 		ln.closed = true
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	done = make(chan struct{})
-	if p := ln.last; p != nil {
-		select {
-		case <-p:
-		default:
-			prev = p
+	first := ln.last == nil
+	if first {
+		ln.first = done
+	} else if isOpen(ln.last) {
+		prev = ln.last
+	}
+	if l.order != nil {
+		// The Order's lock is taken under the Lanes', never the other
+		// way round.
+		if p, m := l.order.enter(l, nodes, node, done, first); first {
+			prev, more = p, m
 		}
 	}
 	ln.last = done
-	return prev, done, true
+	return prev, more, done, true
+}
+
+// notSent closes node's lane if done is the channel of its first request,
+// which was not sent.
+func (l *Lanes) notSent(node int, done chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ln := &l.lanes[node]; ln.first == done {
+		ln.closed = true
+	}
 }
 
 // Tracker counts the requests of rounds that are still running, including
@@ -325,7 +512,9 @@ func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, done ch
 type Tracker struct {
 	mu      sync.Mutex
 	running int
-	idle    chan struct{} // closed when running drops to 0; nil while 0
+	// idle is closed when running drops to 0. It is made only for a
+	// waiter (idleChan), and is nil while running is 0 or no one waits.
+	idle chan struct{}
 }
 
 func (t *Tracker) add(n int) {
@@ -334,17 +523,18 @@ func (t *Tracker) add(n int) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.running == 0 {
-		t.idle = make(chan struct{})
-	}
 	t.running += n
 }
 
+// done ends one request; a nil t counts nothing.
 func (t *Tracker) done() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.running--
-	if t.running == 0 {
+	if t.running == 0 && t.idle != nil {
 		close(t.idle)
 		t.idle = nil
 	}
@@ -353,9 +543,23 @@ func (t *Tracker) done() {
 // Wait returns nil once no request counted by t is running, or ctx.Err()
 // when ctx ends first.
 func (t *Tracker) Wait(ctx context.Context) error {
+	return waitIdle(ctx, t.idleChan())
+}
+
+// idleChan returns the channel closed when the requests running now have
+// ended, nil when none is running.
+func (t *Tracker) idleChan() <-chan struct{} {
 	t.mu.Lock()
-	idle := t.idle
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if t.running > 0 && t.idle == nil {
+		t.idle = make(chan struct{})
+	}
+	return t.idle
+}
+
+// waitIdle returns nil once idle is closed (at once for nil), or
+// ctx.Err() when ctx ends first.
+func waitIdle(ctx context.Context, idle <-chan struct{}) error {
 	if idle == nil {
 		return nil
 	}

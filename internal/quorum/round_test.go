@@ -109,31 +109,36 @@ func TestRoundReturnsOnceDecided(t *testing.T) {
 	}
 }
 
+// A round waits for the stalled node 2 when asked: for every reply, for
+// node 2's, or for every reply of a round that counts no votes. A round
+// waiting for node 0 also waits for the votes to decide it.
 func TestRoundWaitsWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		set  func(*Round)
+		name     string
+		yesBelow int // nodes below it answer yes
+		set      func(*Round)
 	}{
-		{"every", func(r *Round) { r.Every = true }},
-		{"wait for node 2", func(r *Round) { r.Wait = []bool{false, false, true} }},
-		{"no votes counted", func(r *Round) { r.Yes = nil }},
+		{"every", 3, func(r *Round) { r.Every = true }},
+		{"wait for node 2", 3, func(r *Round) { r.Wait = []bool{false, false, true} }},
+		{"wait for node 0, votes undecided", 1, func(r *Round) { r.Wait = []bool{true, false, false} }},
+		{"no votes counted", 3, func(r *Round) { r.Yes = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Node 2 answers a second after it was called, or when Run
+			// has returned without it, whichever comes first.
 			s := newStalls(2)
-			r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes}
+			var once sync.Once
+			release := func() { once.Do(func() { close(s.release) }) }
+			go func() {
+				s.started.Wait()
+				time.AfterFunc(time.Second, release)
+			}()
+			r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(tc.yesBelow), Yes: yes}
 			tc.set(&r)
-			done := make(chan []Reply, 1)
-			go func() { done <- r.Run(context.Background()) }()
-			s.started.Wait()
-			select {
-			case replies := <-done:
-				t.Fatalf("Run returned %v before the stalled node answered", replies)
-			default:
-			}
-			close(s.release)
-			replies := <-done
-			if !yes(replies[2]) {
-				t.Errorf("stalled node's reply %v, want its yes", replies[2])
+			replies := r.Run(context.Background())
+			release()
+			if want := (Reply{Value: tc.yesBelow > 2}); replies[2] != want {
+				t.Errorf("stalled node's reply %v, want %v", replies[2], want)
 			}
 		})
 	}
@@ -237,5 +242,151 @@ func TestLanesOrderRequestsPerNode(t *testing.T) {
 	}
 	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {
 		t.Errorf("node 2 served rounds %v, want [0 1 2]", order)
+	}
+}
+
+// The first request of each Lanes of an Order on a node is sent once the
+// requests of the other Lanes entered there before it have returned: their
+// first requests and later ones, also when one of the Lanes skipped the
+// node; later requests of a Lanes follow only its own.
+func TestOrder(t *testing.T) {
+	var tracker Tracker
+	var mu sync.Mutex
+	var served []string // the requests node 2 served, in order
+	gates := map[string]chan struct{}{}
+	gate := func(name string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if gates[name] == nil {
+			gates[name] = make(chan struct{})
+		}
+		return gates[name]
+	}
+	stalled := map[string]bool{"a2": true, "b1": true}
+	started := make(chan string, 10)
+	run := func(l *Lanes, name string, skip []bool) {
+		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: l, Tracker: &tracker, Skip: skip,
+			Call: func(ctx context.Context, node int) Reply {
+				if node == 2 {
+					if stalled[name] {
+						started <- name
+						<-gate(name)
+					}
+					mu.Lock()
+					served = append(served, name)
+					mu.Unlock()
+				}
+				return Reply{Value: true}
+			}}
+		r.Run(context.Background())
+	}
+	var order Order
+	a, b, c, d := NewLanes(&order), NewLanes(&order), NewLanes(&order), NewLanes(&order)
+	run(a, "a1", nil) // a's first request, served at once
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(a, "a2", nil) // a's second request stalls on node 2
+	if got := <-started; got != "a2" {
+		t.Fatalf("%s started, want a2", got)
+	}
+	run(b, "b1", nil)                        // follows a2; stalls once sent
+	run(c, "c1", []bool{false, false, true}) // skips node 2
+	run(d, "d1", nil)                        // follows a2 and b1
+	run(a, "a3", nil)                        // follows a2 only
+	close(gate("a2"))
+	if got := <-started; got != "b1" {
+		t.Fatalf("%s started, want b1", got)
+	}
+	close(gate("b1"))
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// a3 may be served before or after b1: it follows only a2.
+	mu.Lock()
+	defer mu.Unlock()
+	pos := map[string]int{}
+	for i, name := range served {
+		pos[name] = i
+	}
+	if len(served) != 5 || pos["a1"] != 0 || pos["a2"] != 1 || pos["b1"] > pos["d1"] || pos["a3"] < pos["a2"] {
+		t.Errorf("node 2 served %v, want a1, a2, then b1 before d1, and a3 after a2", served)
+	}
+	if _, ok := pos["c1"]; ok {
+		t.Error("node 2 served c1, which skipped it")
+	}
+}
+
+// Lanes without an Order follow only their own requests.
+func TestLanesWithoutOrder(t *testing.T) {
+	var tracker Tracker
+	s := newStalls(2)
+	a, b := new(Lanes), new(Lanes)
+	r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: a, Tracker: &tracker, Call: s.call(3)}
+	r.Run(context.Background())
+	s.started.Wait()
+	served := make(chan int, 3)
+	r2 := Round{Nodes: 3, Timeout: time.Hour, Every: true, Yes: yes, Lanes: b, Tracker: &tracker,
+		Call: func(ctx context.Context, node int) Reply { served <- node; return Reply{Value: true} }}
+	replies := r2.Run(context.Background())
+	if replies[2].Err != nil {
+		t.Errorf("b's request on node 2 waited for a's: %v", replies[2].Err)
+	}
+	close(s.release)
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// However many first requests queue on a node, each is handed a handful
+// of channels to wait for, not every request before it.
+func TestOrderWaitsForAFewChannels(t *testing.T) {
+	const k = 2000
+	var order Order
+	held := NewLanes(&order)
+	total := 0
+	for i := range k {
+		l := NewLanes(&order)
+		prev, more, _, sent := l.enter(1, 0, false)
+		if !sent {
+			t.Fatal("not sent")
+		}
+		if i > 0 && prev == nil {
+			t.Fatalf("first request %d follows nothing, while all before it run", i)
+		}
+		total += len(more)
+		if i%10 == 0 {
+			held.enter(1, 0, false) // a held lock's extends in between
+		}
+	}
+	if total > k {
+		t.Errorf("%d first requests were handed %d more channels to wait for, want at most %d", k, total, k)
+	}
+}
+
+// A first request that was not sent, its wait for the requests it follows
+// having outlasted the round, answers ErrPending and closes its lane: the
+// node never got what the lane's later requests would follow.
+func TestOrderNotSentFirstRequestClosesItsLane(t *testing.T) {
+	var tracker Tracker
+	var order Order
+	a, b := NewLanes(&order), NewLanes(&order)
+	s := newStalls(0)
+	ra := Round{Nodes: 1, Timeout: time.Hour, Lanes: a, Tracker: &tracker, Wait: []bool{false}, Call: s.call(1)}
+	ra.Run(context.Background()) // counts no votes and waits for no reply: returns at once
+	s.started.Wait()
+	rb := Round{Nodes: 1, Timeout: time.Millisecond, Yes: yes, Lanes: b, Tracker: &tracker,
+		Call: func(context.Context, int) Reply { return Reply{Value: true} }}
+	if got := rb.Run(context.Background()); !errors.Is(got[0].Err, ErrPending) {
+		t.Errorf("b's first request, not sent: %v, want ErrPending", got[0].Err)
+	}
+	rb2 := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Lanes: b, Tracker: &tracker,
+		Call: func(context.Context, int) Reply { return Reply{Value: true} }}
+	if got := rb2.Run(context.Background()); !errors.Is(got[0].Err, ErrNotSent) {
+		t.Errorf("b's next request on the lane: %v, want ErrNotSent", got[0].Err)
+	}
+	close(s.release)
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

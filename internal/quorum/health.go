@@ -1,0 +1,206 @@
+package quorum
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrNotSent is the reply of a node that a round did not send its request
+// to: the caller skipped the node (Round.Skip), or an earlier request of
+// the same Lanes was not sent to it.
+var ErrNotSent = errors.New("request not sent")
+
+// FailLimit is how many requests of a node in a row must fail, with no
+// success among them, for the node to be failing (see Health.Failing).
+const FailLimit = 3
+
+// Health records how each node's requests end, for a caller to tell which
+// nodes are behind the others or failing. A Health is made by NewHealth
+// and is safe for concurrent use.
+//
+// A node is behind when a request of it outlived its round by more than a
+// limit: still running after its round returned without it (a straggler),
+// decided by the other nodes or at its timeout, not cut short by the
+// caller's context. Health records when each such round returned. A busy
+// node's stragglers end a moment after their rounds; a slow or stopped
+// node's run on.
+//
+// A node is failing when its last FailLimit requests failed, as those of a
+// node that refuses connections do at once, and no request of it has
+// succeeded since.
+type Health struct {
+	// Now, when not nil, replaces time.Now, for tests. Set it before the
+	// first round.
+	Now func() time.Time
+	// NodeFault, when not nil, reports whether an error of a request
+	// counts against its node's health: false for an error that the
+	// request itself caused, not the node. Nil counts every error. Set
+	// it before the first round.
+	NodeFault func(error) bool
+
+	nodes []healthNode
+}
+
+type healthNode struct {
+	// running counts the node's stragglers, and fails its requests that
+	// failed in a row, so that a node with neither is found so without
+	// taking mu.
+	running, fails atomic.Int32
+
+	mu sync.Mutex
+	// queue holds the node's stragglers in the order their rounds
+	// returned; an ended one stays until those before it have ended.
+	queue []*straggler
+	// behind is set by Behind and cleared once the node has no straggler
+	// left: a node found behind stays so until it has caught up.
+	behind bool
+	// probe is when a failing node may be sent a request again: one
+	// probe interval after its last failure, or after the last probe.
+	probe time.Time
+}
+
+// straggler is a request that outlived its round.
+type straggler struct {
+	since time.Time // when its round returned
+	added bool      // recorded in the Health
+	ended bool
+}
+
+// NewHealth returns a Health for rounds over the given number of nodes.
+func NewHealth(nodes int) *Health {
+	return &Health{nodes: make([]healthNode, nodes)}
+}
+
+func (h *Health) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// add records that node's request outlived its round, which returned at
+// s.since.
+func (h *Health) add(node int, s *straggler) {
+	n := &h.nodes[node]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.queue = append(n.queue, s)
+	n.running.Add(1)
+}
+
+// end records that the straggler s of node has returned.
+func (h *Health) end(node int, s *straggler) {
+	n := &h.nodes[node]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s.ended = true
+	n.running.Add(-1)
+	i := 0
+	for i < len(n.queue) && n.queue[i].ended {
+		n.queue[i] = nil
+		i++
+	}
+	n.queue = n.queue[i:]
+	if len(n.queue) == 0 {
+		n.queue = nil // let the backing array go
+		n.behind = false
+	}
+}
+
+// Behind reports whether node is behind: one of its stragglers has been
+// running for more than limit since its round returned, or it was found
+// behind before and still has stragglers running.
+func (h *Health) Behind(node int, limit time.Duration) bool {
+	if node >= len(h.nodes) {
+		return false
+	}
+	n := &h.nodes[node]
+	if n.running.Load() == 0 {
+		return false
+	}
+	now := h.now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.queue) == 0 {
+		return false
+	}
+	if !n.behind && now.Sub(n.queue[0].since) > limit {
+		n.behind = true
+	}
+	return n.behind
+}
+
+// Stragglers returns how many requests of node are running after their
+// round returned.
+func (h *Health) Stragglers(node int) int {
+	if node >= len(h.nodes) {
+		return 0
+	}
+	return int(h.nodes[node].running.Load())
+}
+
+// ended records how a request sent to node, with the given timeout,
+// ended: with err, which fails it if NodeFault says so. A failure that
+// makes the node failing, or keeps it so, puts off its next probe by
+// probeInterval(timeout).
+func (h *Health) ended(node int, err error, timeout time.Duration) {
+	n := &h.nodes[node]
+	if err == nil || h.NodeFault != nil && !h.NodeFault(err) {
+		if n.fails.Load() != 0 {
+			n.mu.Lock()
+			n.fails.Store(0)
+			n.mu.Unlock()
+		}
+		return
+	}
+	now := h.now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fails.Load() < FailLimit {
+		n.fails.Add(1)
+	}
+	if n.fails.Load() == FailLimit {
+		n.probe = now.Add(probeInterval(timeout))
+	}
+}
+
+// probeInterval is how long a failing node whose requests have the given
+// timeout waits for its next probe: the timeout, and at most a second, so
+// that a node back from a short outage does not wait for a long timeout.
+func probeInterval(timeout time.Duration) time.Duration {
+	return min(timeout, time.Second)
+}
+
+// Failed reports whether node is failing (see Health), whether or not it
+// is due a probe; unlike Failing, it grants none.
+func (h *Health) Failed(node int) bool {
+	return node < len(h.nodes) && h.nodes[node].fails.Load() >= FailLimit
+}
+
+// Failing reports whether node is failing (see Health) and is not due a
+// probe. When its probe is due, Failing reports false to one caller, whose
+// request is the probe, and puts off the next probe by
+// probeInterval(timeout), the caller's request timeout: a failing node
+// gets one probe per interval, and a success ends its failing.
+func (h *Health) Failing(node int, timeout time.Duration) bool {
+	if node >= len(h.nodes) {
+		return false
+	}
+	n := &h.nodes[node]
+	if n.fails.Load() < FailLimit {
+		return false
+	}
+	now := h.now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fails.Load() < FailLimit {
+		return false
+	}
+	if !now.After(n.probe) {
+		return true
+	}
+	n.probe = now.Add(probeInterval(timeout))
+	return false
+}
