@@ -1,9 +1,13 @@
 package chaos
 
 import (
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -195,5 +199,27 @@ func TestCountersSequential(t *testing.T) {
 	}
 	if lost := lostUpdates(completed, final); len(lost) != 0 {
 		t.Errorf("lostUpdates = %v after sequential increments", lost)
+	}
+}
+
+// A failed Lock call counts as held when the refusals alone left no
+// quorum, and as skipping a node when one of its node errors says so.
+func TestRecorderClassifiesFailures(t *testing.T) {
+	rec := newRecorder()
+	skipped := &redlock.NodeError{Node: 4, Err: redlock.ErrNodeSkipped}
+	for _, err := range []error{
+		nil,
+		&redlock.QuorumError{Nodes: 5, Quorum: 3, Granted: 2, Refused: 3},
+		&redlock.QuorumError{Nodes: 5, Quorum: 3, Granted: 2, Refused: 2, Errors: []*redlock.NodeError{skipped}},
+		&redlock.QuorumError{Nodes: 5, Quorum: 3, Granted: 1, Refused: 1, Errors: []*redlock.NodeError{{Node: 0, Err: errors.New("refused")}}},
+		fmt.Errorf("do: %w", &redlock.QuorumError{Nodes: 3, Quorum: 2, Refused: 2}),
+	} {
+		rec.attempt(kindPlain, err, time.Millisecond)
+	}
+	if rec.attempted[kindPlain] != 5 || rec.granted[kindPlain] != 1 || rec.failed[kindPlain] != 4 {
+		t.Errorf("attempted %d, granted %d, failed %d; want 5, 1, 4", rec.attempted[kindPlain], rec.granted[kindPlain], rec.failed[kindPlain])
+	}
+	if rec.failedHeld != 2 || rec.failedSkipped != 1 {
+		t.Errorf("failures held %d, with a node skipped %d; want 2 and 1", rec.failedHeld, rec.failedSkipped)
 	}
 }

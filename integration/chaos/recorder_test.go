@@ -1,9 +1,12 @@
 package chaos
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // recorder collects what the workers did, on the referee clock that starts
@@ -19,11 +22,16 @@ type recorder struct {
 	attempted map[string]int
 	granted   map[string]int
 	failed    map[string]int
-	latencies []time.Duration // of Lock calls that granted
-	skipped   int             // uses given up because the validity had (nearly) passed
-	pauses    int             // client-side pauses between acquiring and using
-	pauseTime time.Duration
-	abandoned int // locks left to expire instead of being released
+	// failedHeld counts the failed Lock calls whose last round was
+	// refused by so many nodes that no quorum could grant it (another
+	// owner held the resource), and failedSkipped those whose last round
+	// skipped a node behind or failing.
+	failedHeld, failedSkipped int
+	latencies                 []time.Duration // of Lock calls that granted
+	skipped                   int             // uses given up because the validity had (nearly) passed
+	pauses                    int             // client-side pauses between acquiring and using
+	pauseTime                 time.Duration
+	abandoned                 int // locks left to expire instead of being released
 	// lateCancels counts, per worker kind, the contexts of lost renewed
 	// locks seen cancelled only after the lock's validity had ended, and
 	// maxCancelDelay is the longest such delay per kind.
@@ -56,16 +64,30 @@ func (r *recorder) at(t time.Time) time.Duration { return t.Sub(r.base) }
 
 func (r *recorder) newID() int { return int(r.nextID.Add(1)) }
 
-// attempt records one Lock call of kind that took d.
-func (r *recorder) attempt(kind string, ok bool, d time.Duration) {
+// attempt records one Lock call of kind that took d and failed with err,
+// or granted when err is nil.
+func (r *recorder) attempt(kind string, err error, d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.attempted[kind]++
-	if ok {
+	if err == nil {
 		r.granted[kind]++
 		r.latencies = append(r.latencies, d)
-	} else {
-		r.failed[kind]++
+		return
+	}
+	r.failed[kind]++
+	var qe *redlock.QuorumError
+	if !errors.As(err, &qe) {
+		return
+	}
+	if qe.Refused > qe.Nodes-qe.Quorum {
+		r.failedHeld++
+	}
+	for _, ne := range qe.Errors {
+		if errors.Is(ne, redlock.ErrNodeSkipped) {
+			r.failedSkipped++
+			break
+		}
 	}
 }
 

@@ -35,13 +35,18 @@ type phaseReport struct {
 	Faults      map[string]faultStat `json:"faults"`
 	FaultsTotal int                  `json:"faults_total"`
 
-	Attempted    int            `json:"attempted"`
-	Granted      int            `json:"granted"`
-	Failed       int            `json:"failed"`
-	GrantedBy    map[string]int `json:"granted_by_kind"`
-	Availability float64        `json:"availability"`
-	LockP50      string         `json:"lock_p50"`
-	LockP99      string         `json:"lock_p99"`
+	Attempted int `json:"attempted"`
+	Granted   int `json:"granted"`
+	Failed    int `json:"failed"`
+	// FailedHeld counts the failures refused by enough nodes that no
+	// quorum could grant (the resource was held), FailedSkipped those
+	// whose last round skipped a node behind or failing.
+	FailedHeld    int            `json:"failed_held_by_another_owner"`
+	FailedSkipped int            `json:"failed_with_a_node_skipped"`
+	GrantedBy     map[string]int `json:"granted_by_kind"`
+	Availability  float64        `json:"availability"`
+	LockP50       string         `json:"lock_p50"`
+	LockP99       string         `json:"lock_p99"`
 
 	Overlaps     int `json:"overlapping_windows"`
 	OverlapsUsed int `json:"overlaps_with_updates_by_both"`
@@ -95,6 +100,7 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 		p.Failed += rec.failed[k]
 		p.GrantedBy[k] = rec.granted[k]
 	}
+	p.FailedHeld, p.FailedSkipped = rec.failedHeld, rec.failedSkipped
 	if p.Attempted > 0 {
 		p.Availability = float64(p.Granted) / float64(p.Attempted)
 	}
@@ -216,6 +222,8 @@ func (r report) print(w io.Writer) {
 	row("Lock calls attempted", func(p phaseReport) string { return fmt.Sprint(p.Attempted) })
 	row("granted", func(p phaseReport) string { return fmt.Sprint(p.Granted) })
 	row("failed", func(p phaseReport) string { return fmt.Sprint(p.Failed) })
+	row("  refused by enough nodes that no quorum could grant", func(p phaseReport) string { return fmt.Sprint(p.FailedHeld) })
+	row("  with a node skipped (behind or failing)", func(p phaseReport) string { return fmt.Sprint(p.FailedSkipped) })
 	row("granted by kind", func(p phaseReport) string { return perKind(p.GrantedBy) })
 	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
 	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })

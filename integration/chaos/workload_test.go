@@ -150,11 +150,11 @@ func (wk *worker) lock(ctx context.Context, c *redlock.Client, resource string, 
 	if err != nil {
 		wk.check(err)
 		if ctx.Err() == nil { // a call cut short by the end of the run is no attempt
-			wk.rec.attempt(wk.kind, false, g.Acquired-g.Start)
+			wk.rec.attempt(wk.kind, err, g.Acquired-g.Start)
 		}
 		return nil, g
 	}
-	wk.rec.attempt(wk.kind, true, g.Acquired-g.Start)
+	wk.rec.attempt(wk.kind, nil, g.Acquired-g.Start)
 	g.Token = l.Token()
 	return l, g
 }
@@ -195,7 +195,7 @@ func (wk *worker) do(ctx context.Context, resource string, ttl time.Duration) {
 	err := wk.plain.Do(ctx, resource, ttl, func(lctx context.Context) error {
 		called = true
 		g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Adapter: wk.adapter, Start: start, Acquired: wk.rec.now()}
-		wk.rec.attempt(wk.kind, true, g.Acquired-g.Start)
+		wk.rec.attempt(wk.kind, nil, g.Acquired-g.Start)
 		l, ok := redlock.LockFromContext(lctx)
 		if !ok {
 			wk.rec.unexpected("do: LockFromContext found no lock in the context Do passed")
@@ -208,7 +208,7 @@ func (wk *worker) do(ctx context.Context, resource string, ttl time.Duration) {
 	if !called {
 		wk.check(err)
 		if ctx.Err() == nil {
-			wk.rec.attempt(wk.kind, false, wk.rec.now()-start)
+			wk.rec.attempt(wk.kind, err, wk.rec.now()-start)
 		}
 	}
 }
