@@ -16,10 +16,13 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	redsyncredigo "github.com/go-redsync/redsync/v4/redis/redigo"
+	redsyncrueidis "github.com/go-redsync/redsync/v4/redis/rueidis"
 	redigo "github.com/gomodule/redigo/redis"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidiscompat"
 
 	"github.com/locksmith-go/locksmith/driver"
 	goredisdriver "github.com/locksmith-go/locksmith/driver/goredis"
@@ -68,6 +71,8 @@ var contenders = []contenderSpec{
 	{name: "locksmith-redigo", waits: true, new: newLocksmithRedigo},
 	{name: "locksmith-rueidis", waits: true, new: newLocksmithRueidis},
 	{name: "redsync", waits: true, new: newRedsync},
+	{name: "redsync-redigo", waits: true, new: newRedsyncRedigo},
+	{name: "redsync-rueidis", waits: true, new: newRedsyncRueidis},
 	{name: "redislock", singleNode: true, new: newRedislock},
 	{name: "raw", new: newRaw},
 	{name: "raw-script", new: newRawScript},
@@ -156,10 +161,19 @@ func newLocksmithRedigo(tb testing.TB, addrs []string) contender {
 	return newLocksmith(tb, redigoConns(tb, addrs), ttl)
 }
 
-// redigoConns returns a redigo adapter per address, over pools closed
-// when tb ends.
+// redigoConns returns a redigo adapter per address, over redigoPools.
 func redigoConns(tb testing.TB, addrs []string) []driver.Conn {
 	var conns []driver.Conn
+	for _, pool := range redigoPools(tb, addrs) {
+		conns = append(conns, redigodriver.New(pool))
+	}
+	return conns
+}
+
+// redigoPools returns a redigo pool per address, of poolSize connections
+// that callers wait for, closed when tb ends.
+func redigoPools(tb testing.TB, addrs []string) []*redigo.Pool {
+	var pools []*redigo.Pool
 	for _, addr := range addrs {
 		pool := &redigo.Pool{
 			MaxIdle:   poolSize,
@@ -170,9 +184,9 @@ func redigoConns(tb testing.TB, addrs []string) []driver.Conn {
 			},
 		}
 		tb.Cleanup(func() { pool.Close() })
-		conns = append(conns, redigodriver.New(pool))
+		pools = append(pools, pool)
 	}
-	return conns
+	return pools
 }
 
 func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
@@ -180,14 +194,23 @@ func newLocksmithRueidis(tb testing.TB, addrs []string) contender {
 	return newLocksmith(tb, rueidisConns(tb, addrs), ttl)
 }
 
-// rueidisConns returns a rueidis adapter per address, over clients closed
-// when tb ends.
+// rueidisConns returns a rueidis adapter per address, over rueidisClients.
 func rueidisConns(tb testing.TB, addrs []string) []driver.Conn {
 	tb.Helper()
 	var conns []driver.Conn
+	for _, client := range rueidisClients(tb, addrs) {
+		conns = append(conns, rueidisdriver.New(client))
+	}
+	return conns
+}
+
+// rueidisClients returns a rueidis client per address, closed when tb
+// ends. rueidis pipelines commands over one connection per node;
+// client-side caching is not used by locks.
+func rueidisClients(tb testing.TB, addrs []string) []rueidis.Client {
+	tb.Helper()
+	var clients []rueidis.Client
 	for _, addr := range addrs {
-		// rueidis pipelines commands over one connection per node;
-		// client-side caching is not used by locks.
 		client, err := rueidis.NewClient(rueidis.ClientOption{
 			InitAddress:  []string{addr},
 			DisableCache: true,
@@ -196,9 +219,9 @@ func rueidisConns(tb testing.TB, addrs []string) []driver.Conn {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(client.Close)
-		conns = append(conns, rueidisdriver.New(client))
+		clients = append(clients, client)
 	}
-	return conns
+	return clients
 }
 
 func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn func()) error {
@@ -240,6 +263,29 @@ func newRedsyncOver(clients []*redis.Client, opts ...redsync.Option) contender {
 		pools = append(pools, redsyncgoredis.NewPool(client))
 	}
 	return redsyncContender{rs: redsync.New(pools...), opts: opts}
+}
+
+// newRedsyncRedigo returns redsync over its redigo pool, on the same redigo
+// pools as locksmith-redigo: the peer of locksmith-redigo on one client.
+func newRedsyncRedigo(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var pools []redsyncredis.Pool
+	for _, pool := range redigoPools(tb, addrs) {
+		pools = append(pools, redsyncredigo.NewPool(pool))
+	}
+	return redsyncContender{rs: redsync.New(pools...), opts: []redsync.Option{redsync.WithExpiry(ttl)}}
+}
+
+// newRedsyncRueidis returns redsync over its rueidis pool, on rueidis
+// clients made as locksmith-rueidis's are: the peer of locksmith-rueidis on
+// one client.
+func newRedsyncRueidis(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	var pools []redsyncredis.Pool
+	for _, client := range rueidisClients(tb, addrs) {
+		pools = append(pools, redsyncrueidis.NewPool(rueidiscompat.NewAdapter(client)))
+	}
+	return redsyncContender{rs: redsync.New(pools...), opts: []redsync.Option{redsync.WithExpiry(ttl)}}
 }
 
 func (c redsyncContender) hold(ctx context.Context, key string, wait bool, fn func()) error {

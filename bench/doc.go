@@ -29,6 +29,10 @@
 //     default options over the goredis, redigo and rueidis adapters.
 //   - redsync: go-redsync/redsync v4 over its go-redis v9 pool, one Mutex per
 //     lock as its API asks.
+//   - redsync-redigo, redsync-rueidis: redsync over its redigo and rueidis
+//     pools, on redigo pools and rueidis clients made as those of
+//     locksmith-redigo and locksmith-rueidis: each adapter's peer on the
+//     same client.
 //   - redislock: bsm/redislock, N = 1 only.
 //   - raw: the floor, no library: SET key value NX with the TTL, then DEL,
 //     with a constant value; on several nodes both commands are sent to all

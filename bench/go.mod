@@ -19,6 +19,7 @@ require (
 	github.com/locksmith-go/locksmith/driver/rueidis v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis/rueidiscompat v1.0.79
 	go.uber.org/goleak v1.3.0
 )
 

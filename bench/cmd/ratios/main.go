@@ -3,7 +3,8 @@
 // contenders: for every benchmark, the median of each locksmith variant's
 // ns/op, B/op and allocs/op divided by the median of redsync's, redislock's,
 // the raw floor's and the raw script floor's (locksmith's scripts sent with
-// no library). Below 1, locksmith is cheaper. It then says whether
+// no library), and of each variant's to redsync's over the same Redis
+// client. Below 1, locksmith is cheaper. It then says whether
 // locksmith (over go-redis, the client every contender shares) meets the
 // project's targets.
 //
@@ -231,12 +232,49 @@ func reportRatios(w io.Writer, r *results, benches []benchmark) error {
 			return err
 		}
 	}
+	if err := reportSameClient(w, r, benches); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Targets, for locksmith over go-redis:")
 	for _, t := range targets {
 		fmt.Fprintln(w, "  "+t.check(r))
 	}
 	return nil
+}
+
+// sameClient pairs each locksmith variant with redsync over the same Redis
+// client.
+var sameClient = [][2]string{
+	{"locksmith", "redsync"},
+	{"locksmith-redigo", "redsync-redigo"},
+	{"locksmith-rueidis", "redsync-rueidis"},
+}
+
+// reportSameClient prints, for benches, each locksmith variant's ratios to
+// redsync over the same client, where the input has both.
+func reportSameClient(w io.Writer, r *results, benches []benchmark) error {
+	fmt.Fprintln(w, "\nlocksmith / redsync on the same client")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "benchmark\tlib\tpeer\t"+strings.Join(units, "\t")+"\t")
+	for _, bench := range benches {
+		for _, pair := range sameClient {
+			lib, peer := pair[0], pair[1]
+			if r.values[bench][lib] == nil || r.values[bench][peer] == nil {
+				continue
+			}
+			line := strings.TrimPrefix(string(bench), "Benchmark") + "\t" + lib + "\t" + peer + "\t"
+			for _, unit := range units {
+				if v, ok := r.ratio(bench, lib, peer, unit); ok {
+					line += fmt.Sprintf("%.2f\t", v)
+				} else {
+					line += "-\t"
+				}
+			}
+			fmt.Fprintln(tw, line)
+		}
+	}
+	return tw.Flush()
 }
 
 // A target bounds the ratio of locksmith's median to a baseline's in one

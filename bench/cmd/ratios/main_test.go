@@ -124,3 +124,26 @@ func TestReportWithoutGray(t *testing.T) {
 		t.Errorf("report without gray results has a gray table:\n%s", out.String())
 	}
 }
+
+func TestSameClientRatios(t *testing.T) {
+	const input = `BenchmarkLockUnlock/mode=serial/nodes=3/lib=locksmith-redigo-2 	 200	 300 ns/op	 40 B/op	 6 allocs/op
+BenchmarkLockUnlock/mode=serial/nodes=3/lib=redsync-redigo-2   	 200	 400 ns/op	 80 B/op	 8 allocs/op
+BenchmarkLockUnlock/mode=serial/nodes=3/lib=locksmith-2        	 200	 500 ns/op	 40 B/op	 6 allocs/op
+BenchmarkLockUnlock/mode=serial/nodes=3/lib=redsync-rueidis-2  	 200	 100 ns/op	 40 B/op	 6 allocs/op
+`
+	r := newResults()
+	if err := r.parse(strings.NewReader(input)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := reportSameClient(&out, r, r.order); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(out.String())
+	want := strings.Fields(`locksmith / redsync on the same client
+benchmark lib peer ns/op B/op allocs/op
+LockUnlock/mode=serial/nodes=3 locksmith-redigo redsync-redigo 0.75 0.50 0.75`)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("same-client table:\n%s\nwant the rows of\n%s\n(locksmith has no redsync and redsync-rueidis no locksmith-rueidis to pair with)", out.String(), strings.Join(want, " "))
+	}
+}
