@@ -1,0 +1,82 @@
+package drivertest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+)
+
+// hub is an in-process pub/sub server for the fake Notifiers below.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string][]func(string)
+}
+
+func (h *hub) publish(channel, payload string) {
+	h.mu.Lock()
+	subs := slices.Clone(h.subs[channel])
+	h.mu.Unlock()
+	for _, deliver := range subs {
+		deliver(payload)
+	}
+}
+
+// hubConn is a Notifier on a hub whose Eval runs publishScript, or fails
+// with evalErr when that is set.
+type hubConn struct {
+	hub     *hub
+	evalErr error
+}
+
+func (c hubConn) Eval(_ context.Context, _ string, _, args []string) (any, error) {
+	if c.evalErr != nil {
+		return nil, c.evalErr
+	}
+	c.hub.publish(args[0], args[1])
+	return int64(1), nil
+}
+
+func (c hubConn) EvalSha(context.Context, string, []string, []string) (any, error) {
+	return nil, driver.ErrNoScript
+}
+
+func (c hubConn) ScriptLoad(context.Context, string) (string, error) {
+	return "", errors.New("hubConn: no scripts")
+}
+
+func (c hubConn) Subscribe(_ context.Context, channel string, deliver func(string)) (func(), error) {
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	if c.hub.subs == nil {
+		c.hub.subs = make(map[string][]func(string))
+	}
+	c.hub.subs[channel] = append(c.hub.subs[channel], deliver)
+	return func() {
+		c.hub.mu.Lock()
+		defer c.hub.mu.Unlock()
+		delete(c.hub.subs, channel)
+	}, nil
+}
+
+// NotifyQuiet judges the quiet subscription, not the commands of a client
+// with a short read timeout: a Notifier whose own commands time out (a
+// server slower to answer than that timeout, as on a loaded machine) still
+// passes when its subscription keeps its connection and hears the message.
+// The rule used to publish through the quiet client, and failed here with
+// "publishing on ...: i/o timeout".
+func TestNotifyQuietPublishesThroughAnotherConn(t *testing.T) {
+	var h hub
+	quiet := Faults{QuietNotifier: func(*testing.T) (driver.Conn, time.Duration, func() int) {
+		timedOut := errors.New("read tcp: i/o timeout")
+		return hubConn{hub: &h, evalErr: timedOut}, time.Millisecond, func() int { return 0 }
+	}}
+	newConn := func(*testing.T) driver.Conn { return hubConn{hub: &h} }
+	if !t.Run("NotifyQuiet", func(t *testing.T) { testNotifyQuiet(t, newConn, quiet) }) {
+		t.Error("NotifyQuiet failed for a Notifier whose subscription heard the message")
+	}
+}
