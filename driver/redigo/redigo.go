@@ -20,8 +20,7 @@
 // # Context
 //
 // Every method returns as soon as its ctx is done, whatever the pool's Dial,
-// TestOnBorrow or timeouts (and given a DialContext and TestOnBorrowContext
-// that honour ctx, below). A call takes a connection from the pool with
+// TestOnBorrow or timeouts. A call takes a connection from the pool with
 // Pool.GetContext and runs its command with redis.DoContext. redigo honours
 // ctx while it waits for a pooled connection, while it runs the command and
 // in a DialContext function that passes ctx on, but not in a Dial function,
@@ -31,20 +30,9 @@
 // a call whose ctx can end runs in a goroutine of its own, and when ctx ends
 // first the method returns ctx.Err() at once.
 //
-// A call whose ctx nothing but its deadline ends (see adapter.Inline), as
-// locksmith gives the calls of a round on several nodes, runs on the
-// calling goroutine instead when the pool has no Dial and no TestOnBorrow:
-// the pool then waits, dials (DialContext) and checks (TestOnBorrowContext)
-// under ctx, and the command's read ends at the deadline
-// (redis.DoWithTimeout). Such a pool's DialContext and TestOnBorrowContext
-// must therefore return when ctx ends, as redis.DialContext and a check
-// made with redis.DoContext do. The read waits until the deadline even
-// when the connection's own read timeout is shorter.
-//
 // # What may outlive a call
 //
-// A call on the calling goroutine leaves nothing behind. A call that
-// returned early leaves its goroutine behind until the pool
+// A call that returned early leaves its goroutine behind until the pool
 // hands it a connection or fails to (while a node stalls, each call to it
 // adds one). The goroutine then sends nothing, since its caller is gone,
 // and gives the connection back. How long that takes is up to the pool:
@@ -114,7 +102,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -192,37 +179,9 @@ func (c *Conn) NodeID() string {
 // do runs one command on a connection of its own from the pool, and
 // returns as soon as ctx is done: see the package documentation.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
-	if adapter.Inline(ctx) && c.pool.Dial == nil && c.pool.TestOnBorrow == nil {
-		return c.runInline(ctx, command, args)
-	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
 	})
-}
-
-// runInline is run on the calling goroutine, for a ctx that nothing but
-// its deadline ends (see adapter.Inline) and a pool whose every wait takes
-// ctx: no Dial and no TestOnBorrow, which take none. The pool waits for a
-// connection, dials with DialContext and checks with TestOnBorrowContext
-// under ctx, and the command's read ends at ctx's deadline, which is when
-// ctx ends: redis.DoWithTimeout bounds it without the goroutine that
-// redis.DoContext starts to watch for a cancel that cannot come.
-func (c *Conn) runInline(ctx context.Context, command string, args []any) (any, error) {
-	deadline, _ := ctx.Deadline() // adapter.Inline: ctx has one
-	conn, err := c.pool.GetContext(ctx)
-	if err != nil {
-		return nil, adapter.ContextErr(ctx, err)
-	}
-	defer conn.Close()
-	timeout := time.Until(deadline)
-	if timeout <= 0 {
-		return nil, context.DeadlineExceeded
-	}
-	reply, err := redis.DoWithTimeout(conn, timeout, command, args...)
-	if c.serverID.Load() == nil && answered(err) {
-		c.learnServerID(ctx, conn)
-	}
-	return reply, adapter.ContextErr(ctx, err)
 }
 
 // run takes a connection from the pool and runs one command on it. The
