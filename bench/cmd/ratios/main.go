@@ -218,14 +218,7 @@ func reportRatios(w io.Writer, r *results, benches []benchmark) error {
 					continue
 				}
 				line := strings.TrimPrefix(string(bench), "Benchmark") + "\t" + lib + "\t"
-				for _, unit := range units {
-					if v, ok := r.ratio(bench, lib, base, unit); ok {
-						line += fmt.Sprintf("%.2f\t", v)
-					} else {
-						line += "-\t"
-					}
-				}
-				fmt.Fprintln(tw, line)
+				fmt.Fprintln(tw, line+r.ratioCells(bench, lib, base))
 			}
 		}
 		if err := tw.Flush(); err != nil {
@@ -241,6 +234,20 @@ func reportRatios(w io.Writer, r *results, benches []benchmark) error {
 		fmt.Fprintln(w, "  "+t.check(r))
 	}
 	return nil
+}
+
+// ratioCells returns the ratios of lib to base in bench, one tab-ended
+// cell per unit, "-" where one is missing.
+func (r *results) ratioCells(bench benchmark, lib, base string) string {
+	var cells strings.Builder
+	for _, unit := range units {
+		if v, ok := r.ratio(bench, lib, base, unit); ok {
+			fmt.Fprintf(&cells, "%.2f\t", v)
+		} else {
+			cells.WriteString("-\t")
+		}
+	}
+	return cells.String()
 }
 
 // sameClient pairs each locksmith variant with redsync over the same Redis
@@ -264,14 +271,7 @@ func reportSameClient(w io.Writer, r *results, benches []benchmark) error {
 				continue
 			}
 			line := strings.TrimPrefix(string(bench), "Benchmark") + "\t" + lib + "\t" + peer + "\t"
-			for _, unit := range units {
-				if v, ok := r.ratio(bench, lib, peer, unit); ok {
-					line += fmt.Sprintf("%.2f\t", v)
-				} else {
-					line += "-\t"
-				}
-			}
-			fmt.Fprintln(tw, line)
+			fmt.Fprintln(tw, line+r.ratioCells(bench, lib, peer))
 		}
 	}
 	return tw.Flush()
