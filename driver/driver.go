@@ -47,14 +47,6 @@
 // the client would go on waiting: through adapter.Run, or an equivalent
 // that leaves the client's call to finish on a goroutine of its own.
 //
-// A round of several nodes already runs each call on a goroutine that it
-// stops waiting for at the call's deadline, so adapter.Run recognizes the
-// contexts of those calls and runs the client on that goroutine instead of
-// one of its own: a call that overruns its deadline then holds locksmith's
-// goroutine, not the caller, and redlock's Client.Wait, not the Conn's
-// driver.Waiter, waits for it. An adapter that runs its calls through
-// adapter.Run needs to do nothing for this.
-//
 // # Concurrency
 //
 // Every method of a Conn may be called concurrently from many goroutines.

@@ -309,8 +309,5 @@
 // subscriptions of waiters (until they are served) outlive a call. An
 // adapter may leave a request running after its context ended, for a
 // client that cannot be interrupted; each adapter's documentation says for
-// how long. With several nodes, adapters that use adapter.Run (those of
-// locksmith do) run such a request on the Client's goroutine, which the
-// round no longer waits for, and [Client.Wait] waits for it; otherwise
-// [driver.Waiter] does. Call Client.Wait first, then each Conn's Wait.
+// how long, and [driver.Waiter] waits for it.
 package redlock

@@ -3,9 +3,13 @@ package adapter
 import (
 	"context"
 	"time"
-
-	"github.com/locksmith-go/locksmith/internal/callctx"
 )
+
+// deadlineOnly marks a context that nothing but its deadline can end while
+// calls made with it run. It is made only by WithTimeout.
+type deadlineOnly struct {
+	context.Context
+}
 
 // WithTimeout is context.WithTimeout for contexts that nothing but their
 // deadline ends, which [Inline] reports. locksmith makes its per-node
@@ -20,7 +24,11 @@ import (
 // Inline reports it. For any other parent, WithTimeout returns
 // context.WithTimeout(parent, timeout), which Inline does not report.
 func WithTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	return callctx.WithTimeout(parent, timeout, false)
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	if parent.Done() != nil {
+		return ctx, cancel
+	}
+	return deadlineOnly{ctx}, cancel
 }
 
 // Inline reports whether ctx is a live context that nothing but its
@@ -35,6 +43,6 @@ func WithTimeout(parent context.Context, timeout time.Duration) (context.Context
 // client that only applies deadlines would go on waiting, so the call goes
 // through Run.
 func Inline(ctx context.Context) bool {
-	_, ok := callctx.Of(ctx)
-	return ok
+	_, ok := ctx.(deadlineOnly)
+	return ok && ctx.Err() == nil
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 // Run calls do with ctx and returns its result, or ctx.Err() as soon as ctx
@@ -22,14 +20,6 @@ import (
 // counts nothing. When ctx can never end (its Done returns nil), do runs on
 // the calling goroutine.
 //
-// do also runs on the calling goroutine when ctx is one that locksmith made
-// for a call it runs on a goroutine of its own and stops waiting for when
-// ctx ends: every call of a round of several nodes, which returns at its
-// deadline or its quorum whatever the call does. A goroutine of Run's would
-// only wait in that goroutine's place. Such a call is counted by the
-// Client that made it (redlock's Client.Wait waits for it), not by b, and
-// may return after ctx ended, when the client's own timeouts end it.
-//
 // An error of do goes through [ContextErr], so an error that ctx caused
 // matches ctx.Err(). A ctx already done when Run is called returns
 // ctx.Err() without calling do.
@@ -41,12 +31,6 @@ func Run[T any](ctx context.Context, b *Background, do func(context.Context) (T,
 	if ctx.Done() == nil {
 		// ctx can never end: nothing to wait for but the reply.
 		return do(ctx)
-	}
-	if c, ok := callctx.Of(ctx); ok && c.Unwaited {
-		// The caller's goroutine is the one left behind if do overruns
-		// ctx, and its own caller has stopped waiting by then.
-		val, err := do(ctx)
-		return val, ContextErr(ctx, err)
 	}
 	type result struct {
 		val T

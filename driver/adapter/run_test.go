@@ -6,8 +6,6 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 // lateContext is a context whose deadline has passed but which has not yet
@@ -117,55 +115,4 @@ func TestRunWithoutBackground(t *testing.T) {
 	}
 	close(release)
 	<-finished
-}
-
-// A call that locksmith runs on a goroutine it stops waiting for at the
-// deadline (every call of a round of several nodes) runs on that
-// goroutine: Run starts none of its own, counts nothing in the
-// Background and returns only when the call does, with ctx's error.
-func TestRunCallsUnwaitedContextsOnTheCallingGoroutine(t *testing.T) {
-	ctx, cancel := callctx.WithTimeout(context.Background(), time.Millisecond, true)
-	defer cancel()
-	var b Background
-	counted := -1
-	_, err := Run(ctx, &b, func(ctx context.Context) (int, error) {
-		b.mu.Lock()
-		counted = b.n
-		b.mu.Unlock()
-		<-ctx.Done() // a call that its client ends only at the deadline
-		return 0, os.ErrDeadlineExceeded
-	})
-	if counted != 0 {
-		t.Errorf("Background counted %d goroutines during the call, want 0", counted)
-	}
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Errorf("Run = %v, want an error matching context.DeadlineExceeded and the client's", err)
-	}
-}
-
-// Any other context keeps Run's own goroutine: a context whose maker
-// waits for the call (unwaited false), and one derived from an unwaited
-// context, which its own maker may cancel early.
-func TestRunKeepsItsGoroutineForOtherContexts(t *testing.T) {
-	waited, cancelWaited := callctx.WithTimeout(context.Background(), time.Hour, false)
-	defer cancelWaited()
-	unwaited, cancelUnwaited := callctx.WithTimeout(context.Background(), time.Hour, true)
-	defer cancelUnwaited()
-	derived, cancelDerived := context.WithCancel(unwaited)
-	defer cancelDerived()
-	for name, ctx := range map[string]context.Context{"waited": waited, "derived": derived} {
-		var b Background
-		counted := 0
-		if _, err := Run(ctx, &b, func(context.Context) (int, error) {
-			b.mu.Lock()
-			counted = b.n
-			b.mu.Unlock()
-			return 0, nil
-		}); err != nil {
-			t.Fatalf("%s: Run = %v", name, err)
-		}
-		if counted != 1 {
-			t.Errorf("%s: Background counted %d goroutines during the call, want 1", name, counted)
-		}
-	}
 }

@@ -43,12 +43,8 @@
 // of a round on several nodes and for any call whose caller's context cannot
 // be cancelled, as the driver package documents. Any other call, and any call
 // through a ClusterClient or Ring, whose command-info and topology lookups
-// keep timeouts of their own, runs in a goroutine of its own, except a call
-// of a redlock round on several nodes: the round runs each on a goroutine
-// of its own and stops waiting for it at its deadline, so the call runs the
-// client on that goroutine (see adapter.Run), and may return after its ctx
-// ended, when the client's own timeouts (below) end it. Hooks added to the
-// client run on the goroutine that runs the command.
+// keep timeouts of their own, runs in a goroutine of its own. Hooks added to
+// the client run on the goroutine that runs the command.
 //
 // # What may outlive a call
 //
@@ -59,9 +55,7 @@
 // being dialled waits for the dial, up to the client's DialTimeout (5s by
 // default), before its connection goes back to the pool. The reply is
 // discarded. A call on the caller's goroutine leaves nothing behind.
-// [Conn.Wait] waits for the calls still running; those of a redlock round
-// on several nodes run on the redlock Client's goroutines, whose Wait
-// waits for them.
+// [Conn.Wait] waits for the calls still running.
 // Subscribe's shared pub/sub connection and its reading goroutine live
 // while some subscription lasts; the last cancel closes the connection,
 // which ends the goroutine.
@@ -118,9 +112,7 @@ type Conn struct {
 // ended and whose command still runs in the background, and returns nil;
 // or it returns ctx.Err() when ctx ends first. See the package
 // documentation for how long such a command may go on. It does not wait
-// for Subscribe's connection, nor for the calls of a redlock round on
-// several nodes, which run on the redlock Client's goroutines (its Wait
-// waits for them).
+// for Subscribe's connection.
 func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls

@@ -30,12 +30,6 @@
 // a call whose ctx can end runs in a goroutine of its own, and when ctx ends
 // first the method returns ctx.Err() at once.
 //
-// The calls of a redlock round on several nodes are the exception: the
-// round runs each on a goroutine of its own and stops waiting for it at
-// its deadline, so the call runs the pool and the command on that
-// goroutine (see adapter.Run), and may return after its ctx ended, when
-// the pool and the connection end it (below). No caller waits for it.
-//
 // # What may outlive a call
 //
 // A call that returned early leaves its goroutine behind until the pool
@@ -58,9 +52,7 @@
 // ctx on (or a connect timeout), a read timeout, and TestOnBorrowContext
 // rather than TestOnBorrow. [Conn.Wait] waits for every call still running,
 // those left behind included: call it before closing the pool, or in a test
-// that checks for leaked goroutines. A call of a redlock round that goes on
-// past its ctx runs on the goroutine of the redlock Client, whose Wait
-// waits for it: call that first.
+// that checks for leaked goroutines.
 //
 // Subscribe's shared pub/sub connection and its two goroutines (one reads,
 // one sends the heartbeat PING) live while some subscription lasts. After
@@ -219,9 +211,7 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
 // has finished, including those that returned early because their ctx
 // ended while the pool was still dialling or checking a connection, and
-// returns nil; or it returns ctx.Err() when ctx ends first. The calls of a
-// redlock round on several nodes, which run on the redlock Client's
-// goroutines, are the Client's to wait for (its Wait). See the package
+// returns nil; or it returns ctx.Err() when ctx ends first. See the package
 // documentation for how long such a call may go on. Wait serves a program
 // that wants to close the pool only once nothing uses it, and tests that
 // check for leaked goroutines. It does not wait for Subscribe's connection.

@@ -47,11 +47,7 @@
 // run a call on the caller's goroutine, as the go-redis adapter does: a call
 // that finds its connection being dialled again waits for that dial without
 // looking at its ctx. So that every method returns as soon as its ctx is
-// done, a call whose ctx can end runs in a goroutine of its own. The calls
-// of a redlock round on several nodes are the exception: the round runs
-// each on a goroutine of its own and stops waiting for it at its deadline,
-// so the call runs the client on that goroutine (see adapter.Run) and may
-// return after its ctx ended, when the bounds below end it.
+// done, a call whose ctx can end runs in a goroutine of its own.
 //
 // # What may outlive a call
 //
@@ -59,9 +55,7 @@
 // command finishes in the background, bounded by ctx's deadline and the
 // client's ConnWriteTimeout (and, while the client dials its connection
 // again, by its Dialer's timeout, 5s by default); its reply is discarded.
-// [Conn.Wait] waits for the calls still running; those of a redlock round
-// on several nodes run on the redlock Client's goroutines, whose Wait
-// waits for them. A Conn from [Open] also
+// [Conn.Wait] waits for the calls still running. A Conn from [Open] also
 // runs the goroutine that builds its client, until that succeeds or
 // [Conn.Close] ends it. Subscribe's shared connection lives while some
 // subscription lasts and is given back when the last one ends.
@@ -107,9 +101,7 @@ type Conn struct {
 // ended and whose command still runs in the background, and returns nil;
 // or it returns ctx.Err() when ctx ends first. See the package
 // documentation for how long such a command may go on. It waits neither
-// for Subscribe's connection nor for [Open]'s attempts to build the client,
-// nor for the calls of a redlock round on several nodes, which run on the
-// redlock Client's goroutines (its Wait waits for them).
+// for Subscribe's connection nor for [Open]'s attempts to build the client.
 func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls

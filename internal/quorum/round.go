@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/callctx"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // ErrPending is the error of a node that had not answered when its round
@@ -74,7 +74,6 @@ type roundState struct {
 	waiting   int // nodes of Round.Wait that have not answered
 	remaining int // node goroutines still running
 	decided   bool
-	unwaited  bool          // the calls run on goroutines the round does not wait for
 	done      chan struct{} // closed once decided
 	// stragglers holds, for each node that had not answered when the
 	// round returned, its record in Round.Health (added set).
@@ -111,12 +110,9 @@ const inlineNodes = 5
 // Otherwise each call gets a context that ends when Timeout has passed
 // since Run started, whatever becomes of ctx (its values are kept): one
 // that only its deadline ends (see adapter.WithTimeout), cancelled only
-// after every call has returned, which may be after Run returns, and
-// marked as a call that Run does not wait for past that deadline (a
-// callctx.Context with Unwaited), on which adapter.Run calls the client
-// without a goroutine of its own: the driver package documents both as
-// part of the Conn contract. The inline call of a single node gets ctx
-// with the timeout.
+// after every call has returned, which may be after Run returns: the
+// driver package documents this as part of the Conn contract. The inline
+// call of a single node gets ctx with the timeout.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
@@ -134,13 +130,8 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if !inline {
 		parent = context.WithoutCancel(ctx)
 	}
-	// The calls of a round that is not inline run on goroutines that the
-	// round does not wait for past their deadline: their contexts say so,
-	// and an adapter need not start a goroutine of its own to return on
-	// time (adapter.Run).
-	nodeCtx, cancel := callctx.WithTimeout(parent, r.Timeout, !inline)
+	nodeCtx, cancel := adapter.WithTimeout(parent, r.Timeout)
 	s := &r.state
-	s.unwaited = !inline
 	s.remaining = r.Nodes
 	var lanes []order
 	if r.Nodes <= inlineNodes {
@@ -275,7 +266,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	case ln.prev == nil:
 		reply = r.Call(ctx, node)
 	case after(ctx, ln):
-		callCtx, cancelCall := callctx.WithTimeout(parent, r.Timeout, s.unwaited)
+		callCtx, cancelCall := adapter.WithTimeout(parent, r.Timeout)
 		reply = r.Call(callCtx, node)
 		cancelCall()
 	default:
