@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/adapter"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -223,5 +224,68 @@ func TestRefusedAttemptDoesNotWaitForATimedOutNode(t *testing.T) {
 		if i != 1 && s.Exists("k") {
 			t.Errorf("node %d holds k after the refused attempt's release", i)
 		}
+	}
+}
+
+// runGate is a node behind a Conn built as locksmith's adapters are, with
+// adapter.Run, over a client whose Eval and EvalSha ignore their context
+// and wait until open is closed: a redigo pool whose TestOnBorrow PINGs a
+// server stopped with SIGSTOP, say.
+type runGate struct {
+	driver.Conn
+	open       chan struct{}
+	background adapter.Background
+}
+
+func (g *runGate) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
+		<-g.open
+		return g.Conn.Eval(ctx, script, keys, args)
+	})
+}
+
+func (g *runGate) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
+		<-g.open
+		return g.Conn.EvalSha(ctx, sha1, keys, args)
+	})
+}
+
+// A request ends for the Client at the per-node timeout, even when the
+// adapter leaves its client's call running after that: Client.Wait returns
+// while the call still blocks, and the Conn's own Wait (driver.Waiter) is
+// the one that waits for it. A Client that ran such a call on its own
+// goroutine would hold its Wait for as long as the client's call lasts.
+func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
+	c := newCluster(t, 3)
+	conns := append([]driver.Conn(nil), c.conns...)
+	g := &runGate{Conn: conns[2], open: make(chan struct{})}
+	conns[2] = g
+	client, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	// A bound for the waits below, far above the node timeout: past it,
+	// a Wait is taken to hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	l, err := client.TryLock(ctx, "k", time.Minute)
+	if err != nil {
+		t.Fatalf("TryLock with two of three nodes answering = %v, want a grant", err)
+	}
+	if err := client.Wait(ctx); err != nil {
+		t.Errorf("Client.Wait while node 2's client call still blocks = %v, want nil once its node timeout passed", err)
+	}
+	close(g.open)
+	if err := g.background.Wait(ctx); err != nil {
+		t.Errorf("the Conn's Wait once its client call could return = %v, want nil", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Errorf("Unlock: %v", err)
+	}
+	settle(t, client)
+	if err := g.background.Wait(ctx); err != nil {
+		t.Errorf("the Conn's Wait after Unlock = %v, want nil", err)
 	}
 }
