@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -261,6 +262,9 @@ func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 	conns := append([]driver.Conn(nil), c.conns...)
 	g := &runGate{Conn: conns[2], open: make(chan struct{})}
 	conns[2] = g
+	// Opened below; also on a t.Fatalf, so that no call stays blocked.
+	open := sync.OnceFunc(func() { close(g.open) })
+	defer open()
 	client, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -277,7 +281,7 @@ func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 	if err := client.Wait(ctx); err != nil {
 		t.Errorf("Client.Wait while node 2's client call still blocks = %v, want nil once its node timeout passed", err)
 	}
-	close(g.open)
+	open()
 	if err := g.background.Wait(ctx); err != nil {
 		t.Errorf("the Conn's Wait once its client call could return = %v, want nil", err)
 	}
