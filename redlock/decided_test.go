@@ -230,25 +230,22 @@ func TestRefusedAttemptDoesNotWaitForATimedOutNode(t *testing.T) {
 
 // runGate is a node behind a Conn built as locksmith's adapters are, with
 // adapter.Run, over a client whose Eval and EvalSha ignore their context
-// and wait until open is closed: a redigo pool whose TestOnBorrow PINGs a
-// server stopped with SIGSTOP, say.
+// and wait until the gate opens (a gate without honourCtx): a redigo pool
+// whose TestOnBorrow PINGs a server stopped with SIGSTOP, say.
 type runGate struct {
-	driver.Conn
-	open       chan struct{}
+	*gate
 	background adapter.Background
 }
 
 func (g *runGate) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
 	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
-		<-g.open
-		return g.Conn.Eval(ctx, script, keys, args)
+		return g.gate.Eval(ctx, script, keys, args)
 	})
 }
 
 func (g *runGate) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
 	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
-		<-g.open
-		return g.Conn.EvalSha(ctx, sha1, keys, args)
+		return g.gate.EvalSha(ctx, sha1, keys, args)
 	})
 }
 
@@ -259,8 +256,8 @@ func (g *runGate) EvalSha(ctx context.Context, sha1 string, keys, args []string)
 // goroutine would hold its Wait for as long as the client's call lasts.
 func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 	c := newCluster(t, 3)
-	conns := append([]driver.Conn(nil), c.conns...)
-	g := &runGate{Conn: conns[2], open: make(chan struct{})}
+	conns, inner := gated(c, false)
+	g := &runGate{gate: inner}
 	conns[2] = g
 	// Opened below; also on a t.Fatalf, so that no call stays blocked.
 	open := sync.OnceFunc(func() { close(g.open) })
@@ -280,6 +277,9 @@ func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 	}
 	if err := client.Wait(ctx); err != nil {
 		t.Errorf("Client.Wait while node 2's client call still blocks = %v, want nil once its node timeout passed", err)
+	}
+	if n := g.returned.Load(); n != 0 {
+		t.Fatalf("%d calls returned from the gated client before it opened, want 0", n)
 	}
 	open()
 	if err := g.background.Wait(ctx); err != nil {
