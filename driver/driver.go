@@ -47,6 +47,17 @@
 // the client would go on waiting: through adapter.Run, or an equivalent
 // that leaves the client's call to finish on a goroutine of its own.
 //
+// A round of several nodes runs each call on a goroutine of locksmith's
+// that it stops waiting for at the call's deadline: the round returns by
+// then whatever the call does, and redlock's Client.Wait stops counting a
+// request a per-node timeout after its deadline (three after its round
+// started). adapter.Run recognizes the contexts of those calls and runs the
+// client on that goroutine rather than on one of its own, counting the
+// call in its Background until it returns: a call that overruns its
+// deadline then holds locksmith's goroutine, not a caller, and the Conn's
+// [Waiter] waits for it. An adapter that runs its calls through adapter.Run
+// needs to do nothing for this.
+//
 // # Concurrency
 //
 // Every method of a Conn may be called concurrently from many goroutines.

@@ -232,7 +232,10 @@
 // (several keys, or extra keys of custom scripts) waits for every node,
 // since one CROSSSLOT refusal fails the call. Whatever the votes, a round
 // over several nodes returns by the per-node timeout, or when ctx ends,
-// even through an adapter that does not honour its context. With a single
+// even through an adapter that does not honour its context: the adapters
+// that run their calls through adapter.Run (all of locksmith's) run the
+// client on the Client's goroutine, which the round does not wait for
+// past the deadline, and the others on goroutines of their own. With a single
 // node, the request runs on the calling goroutine with ctx and the
 // per-node timeout, and the call returns when the adapter does, which
 // every adapter of locksmith does by then.
@@ -308,6 +311,12 @@
 // goroutine of a KeepAlive (until its stop function is called) and the pub/sub
 // subscriptions of waiters (until they are served) outlive a call. An
 // adapter may leave a request running after its context ended, for a
-// client that cannot be interrupted; each adapter's documentation says for
-// how long, and [driver.Waiter] waits for it.
+// client that cannot be interrupted (a redigo pool's TestOnBorrow PING to a
+// server stopped with SIGSTOP, say). Client.Wait waits for a request until
+// a per-node timeout has passed after its context's deadline (three after
+// its round started), and leaves one still running then to its adapter,
+// along with the Client's goroutine that runs it, which exits once the
+// request returns: each adapter's documentation says how long that may
+// take, and [driver.Waiter] waits for it. Call Client.Wait, then each
+// Conn's Wait.
 package redlock

@@ -7,9 +7,10 @@ import (
 
 // Background counts the goroutines that run a Conn's client calls, so that
 // the calls which returned early because their ctx ended can be waited for
-// while they finish in the background. A Conn keeps one, usually as a
-// field, passes it to every [Run] and implements [driver.Waiter] with its
-// Wait.
+// while they finish in the background, as can the calls that [Run] makes on
+// a goroutine whose caller does not wait for them past their ctx. A Conn
+// keeps one, usually as a field, passes it to every [Run] and implements
+// [driver.Waiter] with its Wait.
 //
 // The zero value is ready to use. A Background must not be copied after
 // first use. Its methods may be called concurrently.
@@ -22,16 +23,30 @@ type Background struct {
 // Go runs f in a goroutine of its own, counted until f returns. [Run] calls
 // it; an adapter calls it itself for other work that may outlive a call.
 func (b *Background) Go(f func()) {
-	b.mu.Lock()
-	b.n++
-	b.mu.Unlock()
+	b.begin()
 	go func() {
-		defer b.done()
+		defer b.end()
 		f()
 	}()
 }
 
-func (b *Background) done() {
+// begin counts a call that has started; a nil b counts nothing. Run counts
+// the calls it makes on the calling goroutine for a caller that does not
+// wait for them (see Run) with begin and end.
+func (b *Background) begin() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.n++
+	b.mu.Unlock()
+}
+
+// end ends a call counted by begin.
+func (b *Background) end() {
+	if b == nil {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.n--

@@ -3,13 +3,9 @@ package adapter
 import (
 	"context"
 	"time"
-)
 
-// deadlineOnly marks a context that nothing but its deadline can end while
-// calls made with it run. It is made only by WithTimeout.
-type deadlineOnly struct {
-	context.Context
-}
+	"github.com/locksmith-go/locksmith/internal/callctx"
+)
 
 // WithTimeout is context.WithTimeout for contexts that nothing but their
 // deadline ends, which [Inline] reports. locksmith makes its per-node
@@ -24,11 +20,7 @@ type deadlineOnly struct {
 // Inline reports it. For any other parent, WithTimeout returns
 // context.WithTimeout(parent, timeout), which Inline does not report.
 func WithTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	if parent.Done() != nil {
-		return ctx, cancel
-	}
-	return deadlineOnly{ctx}, cancel
+	return callctx.WithTimeout(parent, timeout, false)
 }
 
 // Inline reports whether ctx is a live context that nothing but its
@@ -43,6 +35,6 @@ func WithTimeout(parent context.Context, timeout time.Duration) (context.Context
 // client that only applies deadlines would go on waiting, so the call goes
 // through Run.
 func Inline(ctx context.Context) bool {
-	_, ok := ctx.(deadlineOnly)
-	return ok && ctx.Err() == nil
+	_, ok := callctx.Of(ctx)
+	return ok
 }

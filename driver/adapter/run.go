@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 // Run calls do with ctx and returns its result, or ctx.Err() as soon as ctx
@@ -20,6 +22,16 @@ import (
 // counts nothing. When ctx can never end (its Done returns nil), do runs on
 // the calling goroutine.
 //
+// do also runs on the calling goroutine, counted by b while it runs, when
+// ctx is one that locksmith made for a call on a goroutine that it stops
+// waiting for at ctx's deadline: every call of a round of several nodes.
+// Such a round returns by its deadline whatever the call does, and stops
+// counting the call among its Client's requests once the deadline has
+// passed (redlock's Client.Wait), so a goroutine of Run's would only wait
+// in that goroutine's place. Run then returns when do does, which may be
+// after ctx ended if the client's own timeouts end it later; b's Wait
+// waits for it as for any call left behind.
+//
 // An error of do goes through [ContextErr], so an error that ctx caused
 // matches ctx.Err(). A ctx already done when Run is called returns
 // ctx.Err() without calling do.
@@ -31,6 +43,14 @@ func Run[T any](ctx context.Context, b *Background, do func(context.Context) (T,
 	if ctx.Done() == nil {
 		// ctx can never end: nothing to wait for but the reply.
 		return do(ctx)
+	}
+	if c, ok := callctx.Of(ctx); ok && c.Unwaited {
+		// The calling goroutine is the one left behind if do overruns
+		// ctx, and its own caller has stopped waiting for it by then.
+		b.begin()
+		defer b.end()
+		val, err := do(ctx)
+		return val, ContextErr(ctx, err)
 	}
 	type result struct {
 		val T

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 // lateContext is a context whose deadline has passed but which has not yet
@@ -115,4 +119,77 @@ func TestRunWithoutBackground(t *testing.T) {
 	}
 	close(release)
 	<-finished
+}
+
+// goroutineID returns the number of the calling goroutine, from the first
+// line of its stack ("goroutine 7 [running]:").
+func goroutineID(t *testing.T) string {
+	t.Helper()
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, ok := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	if !ok {
+		t.Fatalf("cannot read the goroutine from %q", buf)
+	}
+	return id
+}
+
+// A call that locksmith runs on a goroutine it stops waiting for at the
+// deadline (every call of a round of several nodes) runs on that
+// goroutine: Run starts none of its own, counts the call in the
+// Background while it runs, and returns when the call does, with ctx's
+// error.
+func TestRunCallsUnwaitedContextsOnTheCallingGoroutine(t *testing.T) {
+	ctx, cancel := callctx.WithTimeout(context.Background(), time.Millisecond, true)
+	defer cancel()
+	var b Background
+	caller := goroutineID(t)
+	var callee string
+	counted := -1
+	_, err := Run(ctx, &b, func(ctx context.Context) (int, error) {
+		callee = goroutineID(t)
+		b.mu.Lock()
+		counted = b.n
+		b.mu.Unlock()
+		<-ctx.Done() // a call that its client ends only at the deadline
+		return 0, os.ErrDeadlineExceeded
+	})
+	if callee != caller {
+		t.Errorf("the call ran on goroutine %s, want the caller's, %s", callee, caller)
+	}
+	if counted != 1 {
+		t.Errorf("Background counted %d calls during the call, want 1", counted)
+	}
+	if err := b.Wait(context.Background()); err != nil {
+		t.Errorf("Background.Wait after the call = %v, want nil", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Run = %v, want an error matching context.DeadlineExceeded and the client's", err)
+	}
+}
+
+// Any other context keeps Run's own goroutine: a context whose maker
+// waits for the call (not unwaited), and one derived from an unwaited
+// context, which its own maker may cancel early.
+func TestRunKeepsItsGoroutineForOtherContexts(t *testing.T) {
+	waited, cancelWaited := callctx.WithTimeout(context.Background(), time.Hour, false)
+	defer cancelWaited()
+	unwaited, cancelUnwaited := callctx.WithTimeout(context.Background(), time.Hour, true)
+	defer cancelUnwaited()
+	derived, cancelDerived := context.WithCancel(unwaited)
+	defer cancelDerived()
+	for name, ctx := range map[string]context.Context{"waited": waited, "derived": derived} {
+		var b Background
+		caller := goroutineID(t)
+		var callee string
+		if _, err := Run(ctx, &b, func(context.Context) (int, error) {
+			callee = goroutineID(t)
+			return 0, nil
+		}); err != nil {
+			t.Fatalf("%s: Run = %v", name, err)
+		}
+		if callee == caller {
+			t.Errorf("%s: the call ran on the caller's goroutine, want one of Run's", name)
+		}
+	}
 }

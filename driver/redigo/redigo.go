@@ -30,6 +30,20 @@
 // a call whose ctx can end runs in a goroutine of its own, and when ctx ends
 // first the method returns ctx.Err() at once.
 //
+// The calls of a redlock round on several nodes are the exception: the
+// round runs each on a goroutine of the redlock Client's that it stops
+// waiting for at the deadline, so the call runs the pool and the command
+// on that goroutine (see adapter.Run), and may return after its ctx ended,
+// when the pool and the connection end it (below). Those calls, and any
+// other whose ctx only its deadline ends, send a command of at most 4 KiB
+// of arguments with redis.DoWithTimeout, with the time left until the
+// deadline as its read timeout in place of the connection's own, rather
+// than with redis.DoContext, which starts a goroutine per command: written
+// on a connection whose earlier replies have all been read, such a command
+// fits in the socket's send buffer, and the read timeout ends the wait for
+// its reply at the deadline. A connection from a Dial that is no
+// redis.ConnWithTimeout is sent every command with redis.DoContext.
+//
 // # What may outlive a call
 //
 // A call that returned early leaves its goroutine behind until the pool
@@ -46,13 +60,17 @@
 //     again or the connection breaks. TestOnBorrowContext, given a check
 //     that runs its command with redis.DoContext, ends with ctx instead.
 //   - A command already sent when ctx ended: redis.DoContext closes the
-//     connection, which ends the read at once.
+//     connection, which ends the read at once; a command sent with
+//     redis.DoWithTimeout (above) reads until the deadline.
 //
-// So give pools that may reach a stalled node a DialContext that passes
-// ctx on (or a connect timeout), a read timeout, and TestOnBorrowContext
-// rather than TestOnBorrow. [Conn.Wait] waits for every call still running,
-// those left behind included: call it before closing the pool, or in a test
-// that checks for leaked goroutines.
+// A call of a redlock round on several nodes that goes on past its ctx holds
+// the redlock Client's goroutine for as long, which the Client's Wait stops
+// waiting for a per-node timeout after the deadline. So give pools that may
+// reach a stalled node a DialContext that passes ctx on (or a connect
+// timeout), a read timeout, and TestOnBorrowContext rather than
+// TestOnBorrow. [Conn.Wait] waits for every call still running, those left
+// behind and those on the redlock Client's goroutines included: call it
+// before closing the pool, or in a test that checks for leaked goroutines.
 //
 // Subscribe's shared pub/sub connection and its two goroutines (one reads,
 // one sends the heartbeat PING) live while some subscription lasts. After
@@ -102,6 +120,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -184,6 +203,64 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 	})
 }
 
+// smallCommand is the size, in bytes of arguments, up to which a command
+// written on a connection whose earlier replies have all been read fits in
+// its socket's send buffer (Linux gives every TCP socket at least 4608
+// bytes), so that writing it never waits for the server.
+const smallCommand = 4096
+
+// send runs command on conn and returns its reply. A ctx that only its
+// deadline ends (adapter.Inline), as locksmith gives the calls of its
+// rounds, ends the command at the same time as a read timeout at that
+// deadline does, so a small command is sent with redis.DoWithTimeout on the
+// calling goroutine, with that read timeout in place of the connection's
+// own; redis.DoContext runs the command on a goroutine of its own, so that
+// it can close the connection when ctx ends, which only a write that waits
+// for the server needs. Any other command, and any command on a connection
+// from a Dial that returns no redis.ConnWithTimeout, goes through
+// redis.DoContext.
+func send(ctx context.Context, conn redis.Conn, command string, args []any) (any, error) {
+	if deadline, ok := ctx.Deadline(); ok && adapter.Inline(ctx) && argsSize(args) <= smallCommand {
+		timeout := time.Until(deadline)
+		if timeout <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+		reply, err := redis.DoWithTimeout(conn, timeout, command, args...)
+		if err != errNoTimeout {
+			return reply, err
+		}
+	}
+	return redis.DoContext(conn, ctx, command, args...)
+}
+
+// errNoTimeout is the error, sent before any I/O, of redis.DoWithTimeout
+// on a connection that is no redis.ConnWithTimeout; redigo keeps it
+// unexported, so it is taken from such a call.
+var errNoTimeout = func() error {
+	_, err := redis.DoWithTimeout(withoutTimeout{}, 0, "")
+	return err
+}()
+
+// withoutTimeout is a redis.Conn that is no redis.ConnWithTimeout.
+type withoutTimeout struct{ redis.Conn }
+
+// argsSize is the size of the string arguments in args, and a generous
+// guess for any other.
+func argsSize(args []any) int {
+	n := 0
+	for _, arg := range args {
+		switch arg := arg.(type) {
+		case string:
+			n += len(arg)
+		case []byte:
+			n += len(arg)
+		default:
+			n += 32
+		}
+	}
+	return n
+}
+
 // run takes a connection from the pool and runs one command on it. The
 // pool's Dial and TestOnBorrow may not look at ctx, so run may return long
 // after ctx ended; it then sends nothing.
@@ -201,7 +278,7 @@ func (c *Conn) run(ctx context.Context, command string, args []any) (any, error)
 		// connection: a lock request no one waits for must not go out.
 		return nil, err
 	}
-	reply, err := redis.DoContext(conn, ctx, command, args...)
+	reply, err := send(ctx, conn, command, args)
 	if c.serverID.Load() == nil && answered(err) {
 		c.learnServerID(ctx, conn)
 	}

@@ -47,7 +47,11 @@
 // run a call on the caller's goroutine, as the go-redis adapter does: a call
 // that finds its connection being dialled again waits for that dial without
 // looking at its ctx. So that every method returns as soon as its ctx is
-// done, a call whose ctx can end runs in a goroutine of its own.
+// done, a call whose ctx can end runs in a goroutine of its own, except a
+// call of a redlock round on several nodes: the round runs it on a
+// goroutine of the redlock Client's that it stops waiting for at the
+// deadline, so the client runs there (see adapter.Run), and the method may
+// return after ctx ended, when the bounds below end the command.
 //
 // # What may outlive a call
 //
@@ -55,7 +59,10 @@
 // command finishes in the background, bounded by ctx's deadline and the
 // client's ConnWriteTimeout (and, while the client dials its connection
 // again, by its Dialer's timeout, 5s by default); its reply is discarded.
-// [Conn.Wait] waits for the calls still running. A Conn from [Open] also
+// A call of a redlock round on several nodes that goes on past its ctx
+// holds the redlock Client's goroutine for as long, which the Client's
+// Wait stops waiting for a per-node timeout after the deadline.
+// [Conn.Wait] waits for the calls still running, those too. A Conn from [Open] also
 // runs the goroutine that builds its client, until that succeeds or
 // [Conn.Close] ends it. Subscribe's shared connection lives while some
 // subscription lasts and is given back when the last one ends.

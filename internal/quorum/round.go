@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 // ErrPending is the error of a node that had not answered when its round
@@ -74,6 +74,8 @@ type roundState struct {
 	waiting   int // nodes of Round.Wait that have not answered
 	remaining int // node goroutines still running
 	decided   bool
+	unwaited  bool          // the calls run on goroutines the round does not wait for
+	track     tracked       // the round's entry in Round.Tracker, and when its requests are overdue
 	done      chan struct{} // closed once decided
 	// stragglers holds, for each node that had not answered when the
 	// round returned, its record in Round.Health (added set).
@@ -109,10 +111,13 @@ const inlineNodes = 5
 //
 // Otherwise each call gets a context that ends when Timeout has passed
 // since Run started, whatever becomes of ctx (its values are kept): one
-// that only its deadline ends (see adapter.WithTimeout), cancelled only
-// after every call has returned, which may be after Run returns: the
-// driver package documents this as part of the Conn contract. The inline
-// call of a single node gets ctx with the timeout.
+// that only its deadline ends (a callctx.Context), cancelled only after
+// every call has returned, which may be after Run returns, and marked
+// Unwaited, since Run does not wait for the call past that deadline and
+// the Tracker stops counting it once overdue: adapter.Run then calls the
+// client on the worker that runs the call rather than on a goroutine of
+// its own. The driver package documents both as part of the Conn
+// contract. The inline call of a single node gets ctx with the timeout.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
@@ -130,8 +135,14 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if !inline {
 		parent = context.WithoutCancel(ctx)
 	}
-	nodeCtx, cancel := adapter.WithTimeout(parent, r.Timeout)
+	// The calls of a round that is not inline run on goroutines that the
+	// round does not wait for past their deadline: their contexts say so,
+	// and an adapter need not start a goroutine of its own to return on
+	// time (adapter.Run).
+	nodeCtx, cancel := callctx.WithTimeout(parent, r.Timeout, !inline)
 	s := &r.state
+	s.unwaited = !inline
+	s.track.overdue = monotime() + overdueTimeouts*int64(r.Timeout)
 	s.remaining = r.Nodes
 	var lanes []order
 	if r.Nodes <= inlineNodes {
@@ -170,7 +181,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		lanes[node] = ln
 	}
 	if r.Tracker != nil {
-		r.Tracker.add(sent)
+		r.Tracker.add(&s.track, sent)
 	}
 	for node, ln := range lanes {
 		if !ln.sent {
@@ -266,7 +277,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	case ln.prev == nil:
 		reply = r.Call(ctx, node)
 	case after(ctx, ln):
-		callCtx, cancelCall := adapter.WithTimeout(parent, r.Timeout)
+		callCtx, cancelCall := callctx.WithTimeout(parent, r.Timeout, s.unwaited)
 		reply = r.Call(callCtx, node)
 		cancelCall()
 	default:
@@ -290,7 +301,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 				<-p
 			}
 			close(ln.done)
-			r.Tracker.done()
+			r.Tracker.done(&s.track)
 		}()
 		return
 	}
@@ -303,7 +314,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	if r.record(s, node, reply) {
 		cancel()
 	}
-	r.Tracker.done()
+	r.Tracker.done(&s.track)
 }
 
 // record records the reply of node, closes s.done if it decides the
@@ -503,70 +514,5 @@ func (l *Lanes) notSent(node int, done chan struct{}) {
 	defer l.mu.Unlock()
 	if ln := &l.lanes[node]; ln.first == done {
 		ln.closed = true
-	}
-}
-
-// Tracker counts the requests of rounds that are still running, including
-// those that go on after their round returned. The zero value is ready to
-// use and safe for concurrent use.
-type Tracker struct {
-	mu      sync.Mutex
-	running int
-	// idle is closed when running drops to 0. It is made only for a
-	// waiter (idleChan), and is nil while running is 0 or no one waits.
-	idle chan struct{}
-}
-
-func (t *Tracker) add(n int) {
-	if n == 0 {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running += n
-}
-
-// done ends one request; a nil t counts nothing.
-func (t *Tracker) done() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running--
-	if t.running == 0 && t.idle != nil {
-		close(t.idle)
-		t.idle = nil
-	}
-}
-
-// Wait returns nil once no request counted by t is running, or ctx.Err()
-// when ctx ends first.
-func (t *Tracker) Wait(ctx context.Context) error {
-	return waitIdle(ctx, t.idleChan())
-}
-
-// idleChan returns the channel closed when the requests running now have
-// ended, nil when none is running.
-func (t *Tracker) idleChan() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.running > 0 && t.idle == nil {
-		t.idle = make(chan struct{})
-	}
-	return t.idle
-}
-
-// waitIdle returns nil once idle is closed (at once for nil), or
-// ctx.Err() when ctx ends first.
-func waitIdle(ctx context.Context, idle <-chan struct{}) error {
-	if idle == nil {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

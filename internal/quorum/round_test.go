@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 func TestDecided(t *testing.T) {
@@ -204,6 +206,45 @@ func TestRoundCallsAreDetachedFromCancellation(t *testing.T) {
 		cancel()
 		if err := <-errs; (err == nil) != tc.detached {
 			t.Errorf("%d nodes: node 0's ctx after the caller's cancel: %v, want detached %v", tc.nodes, err, tc.detached)
+		}
+	}
+}
+
+// The calls of a round of several nodes run on goroutines that the round
+// stops waiting for at their deadline, and their contexts say so, also
+// for a request that followed an earlier one of its lane: adapter.Run then
+// starts no goroutine of its own. The inline call of a single node holds
+// its caller, and its context must not say so.
+func TestRoundMarksTheCallsItDoesNotWaitFor(t *testing.T) {
+	for _, tc := range []struct {
+		nodes    int
+		unwaited bool
+	}{{1, false}, {3, true}} {
+		var lanes Lanes
+		var tracker Tracker
+		var mu sync.Mutex
+		var got []bool // per call: its context is an unwaited callctx.Context
+		for range 2 {  // the second round's requests follow the first's
+			r := Round{Nodes: tc.nodes, Timeout: time.Hour, Yes: yes, Lanes: &lanes, Tracker: &tracker,
+				Call: func(ctx context.Context, node int) Reply {
+					c, ok := callctx.Of(ctx)
+					mu.Lock()
+					got = append(got, ok && c.Unwaited)
+					mu.Unlock()
+					return Reply{Value: true}
+				}}
+			r.Run(context.Background())
+		}
+		if err := tracker.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2*tc.nodes {
+			t.Fatalf("%d nodes: %d calls, want %d", tc.nodes, len(got), 2*tc.nodes)
+		}
+		for i, unwaited := range got {
+			if unwaited != tc.unwaited {
+				t.Errorf("%d nodes: call %d marked unwaited %v, want %v", tc.nodes, i, unwaited, tc.unwaited)
+			}
 		}
 	}
 }

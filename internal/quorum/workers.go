@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,9 @@ const workerIdle = 50 * time.Millisecond
 //
 // A request goes only to a worker that is idle at that moment, waiting for
 // one, and otherwise to a new worker: a request never waits behind
-// another, so a stalled node's request delays no other.
+// another, so a stalled node's request delays no other. A worker whose
+// request overruns its deadline (see Tracker) is left to that request's
+// adapter, which counts it; it exits once the request returns.
 //
 // The zero value is ready to use and safe for concurrent use. A Workers
 // must not be copied after first use.
@@ -29,10 +32,17 @@ type Workers struct {
 	once  sync.Once
 	tasks chan task // unbuffered: a send succeeds only to an idle worker
 
-	running Tracker // the workers started and not yet exited
-
 	mu     sync.Mutex
-	retire chan struct{} // closed by Wait to end the idle workers; nil until needed
+	live   map[*worker]struct{} // the workers started and not yet exited
+	retire chan struct{}        // closed by Wait to end the idle workers; nil until needed
+	exited chan struct{}        // closed when a worker exits; made only for a waiter
+}
+
+// worker is one goroutine of a Workers.
+type worker struct {
+	// busyUntil is the monotime at which the request it runs becomes
+	// overdue, 0 while it runs none.
+	busyUntil atomic.Int64
 }
 
 // task is one node's request of a round, as Round.node runs it. It is sent
@@ -65,16 +75,20 @@ func (w *Workers) run(t task) {
 		return
 	default:
 	}
+	wk := new(worker)
 	w.mu.Lock()
-	// Counted under mu: a Wait that counts this worker has closed the
-	// retire channel it gets, or has not yet and closes it next.
-	w.running.add(1)
+	// Added under mu: a Wait that sees this worker has closed the retire
+	// channel it gets, or has not yet and closes it next.
+	if w.live == nil {
+		w.live = make(map[*worker]struct{})
+	}
+	w.live[wk] = struct{}{}
 	if w.retire == nil {
 		w.retire = make(chan struct{})
 	}
 	retire := w.retire
 	w.mu.Unlock()
-	go w.work(t, retire)
+	go w.work(wk, t, retire)
 }
 
 // work runs t, then the tasks sent to it, until it has had none for
@@ -82,12 +96,14 @@ func (w *Workers) run(t task) {
 // fires every workerIdle, and the worker exits when no task came in the
 // period that ended, so it exits between one and two periods after its
 // last task.
-func (w *Workers) work(t task, retire <-chan struct{}) {
-	defer w.running.done()
+func (w *Workers) work(wk *worker, t task, retire <-chan struct{}) {
+	defer w.exit(wk)
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
+		wk.busyUntil.Store(t.s.track.overdue)
 		t.run()
+		wk.busyUntil.Store(0)
 		t = task{}  // drop the references of the finished request
 		ran := true // a task in the current period
 		for !t.ok() {
@@ -106,21 +122,57 @@ func (w *Workers) work(t task, retire <-chan struct{}) {
 	}
 }
 
-// Wait ends the idle workers and returns nil once no worker is left, or
-// ctx.Err() when ctx ends first. A worker still running a request exits
-// once the request returns. Wait is meant to be called once the requests
-// have ended (Tracker.Wait): a round run while Wait waits may start a new
-// worker, which Wait then waits for as well.
+// exit removes wk, which is exiting, and tells a waiting Wait.
+func (w *Workers) exit(wk *worker) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.live, wk)
+	if w.exited != nil {
+		close(w.exited)
+		w.exited = nil
+	}
+}
+
+// Wait ends the idle workers and returns nil once no worker is left but
+// those whose request is overdue (see Tracker), or ctx.Err() when ctx ends
+// first. A worker still running a request exits once the request returns.
+// Wait is meant to be called once the requests have ended (Tracker.Wait):
+// a round run while Wait waits may start a new worker, which Wait then
+// waits for as well.
 func (w *Workers) Wait(ctx context.Context) error {
 	w.mu.Lock()
 	if w.retire != nil {
 		close(w.retire)
 		w.retire = nil // the next worker gets a fresh one
 	}
-	// The idle channel is taken under mu too, so that it covers exactly
-	// the workers whose retire channel was just closed, and those that
-	// are busy.
-	idle := w.running.idleChan()
 	w.mu.Unlock()
-	return waitIdle(ctx, idle)
+	return waitFor(ctx, w.pending)
+}
+
+// pending returns a channel closed when a worker exits, and the latest
+// time (monotime) at which the request of a busy worker becomes overdue,
+// or a nil channel when every worker left is busy with an overdue request.
+// An idle worker has been told to exit, so only the channel bounds the
+// wait for it.
+func (w *Workers) pending(now int64) (<-chan struct{}, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	waiting := false
+	until := now + int64(time.Hour)
+	for wk := range w.live {
+		switch busy := wk.busyUntil.Load(); {
+		case busy == 0:
+			waiting = true
+		case busy > now:
+			waiting = true
+			until = min(until, busy)
+		}
+	}
+	if !waiting {
+		return nil, 0
+	}
+	if w.exited == nil {
+		w.exited = make(chan struct{})
+	}
+	return w.exited, until
 }

@@ -60,12 +60,83 @@ func TestWorkersWaitEndsIdleWorkers(t *testing.T) {
 		if err := workers.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		workers.running.mu.Lock()
-		running := workers.running.running
-		workers.running.mu.Unlock()
+		workers.mu.Lock()
+		running := len(workers.live)
+		workers.mu.Unlock()
 		if running != 0 {
 			t.Fatalf("pass %d: %d workers running after Wait, want 0", pass, running)
 		}
 		goleak.VerifyNone(t)
+	}
+}
+
+// A request whose call does not end at its deadline (an adapter whose
+// client ignores its context) is overdue once overdueTimeouts Timeouts
+// have passed since its round started: the Tracker and the Workers stop
+// waiting for it and for the worker that runs it, which is its adapter's
+// to wait for. The worker exits once the call returns.
+func TestWaitLeavesOverdueRequestsToTheirAdapter(t *testing.T) {
+	var workers Workers
+	var tracker Tracker
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	r := Round{Nodes: 3, Timeout: 10 * time.Millisecond, Yes: yes, Tracker: &tracker, Workers: &workers,
+		Call: func(ctx context.Context, node int) Reply {
+			if node == 2 {
+				close(entered)
+				<-release // ignores ctx
+			}
+			return Reply{Value: true}
+		}}
+	if replies := r.Run(context.Background()); !yes(replies[0]) || !yes(replies[1]) {
+		t.Fatalf("replies %v, want yes from nodes 0 and 1", replies)
+	}
+	<-entered
+	// A bound far above the overdue time, past which a Wait is taken to
+	// hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tracker.Wait(ctx); err != nil {
+		t.Errorf("Tracker.Wait while an overdue request runs = %v, want nil", err)
+	}
+	if err := workers.Wait(ctx); err != nil {
+		t.Errorf("Workers.Wait while a worker runs an overdue request = %v, want nil", err)
+	}
+	select {
+	case <-release:
+		t.Fatal("the call returned before it was released")
+	default:
+	}
+	close(release)
+	if err := tracker.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := workers.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	goleak.VerifyNone(t) // the worker of the overdue request has exited
+}
+
+// A request that is not overdue is waited for, however long it takes.
+func TestWaitWaitsForRequestsNotOverdue(t *testing.T) {
+	var workers Workers
+	var tracker Tracker
+	s := newStalls(2)
+	r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes, Tracker: &tracker, Workers: &workers}
+	r.Run(context.Background())
+	s.started.Wait()
+	for name, wait := range map[string]func(context.Context) error{"Tracker": tracker.Wait, "Workers": workers.Wait} {
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := wait(cancelled); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s.Wait with a cancelled ctx while a request runs = %v, want context.Canceled", name, err)
+		}
+	}
+	close(s.release)
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := workers.Wait(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
