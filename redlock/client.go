@@ -516,7 +516,11 @@ func (c *Client) skipped(req request) []bool {
 // Wait is for programs and tests that must see them end, for example
 // before checking the nodes' keys or for goroutine leaks. Once they have,
 // Wait also ends the goroutines that c keeps for the requests of its next
-// rounds, and returns when they have exited.
+// rounds, and returns when they have exited. A request that its adapter
+// has not ended a per-node timeout after its deadline (three after its
+// round started) is left to the adapter, with the goroutine of c's that
+// runs it, which exits once it returns: the Conn's Wait
+// ([driver.Waiter]) waits for it, so call it after this one.
 func (c *Client) Wait(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err

@@ -76,6 +76,7 @@ func (w *Workers) run(t task) {
 	default:
 	}
 	wk := new(worker)
+	wk.busyUntil.Store(t.s.track.overdue) // busy from the start, for Wait
 	w.mu.Lock()
 	// Added under mu: a Wait that sees this worker has closed the retire
 	// channel it gets, or has not yet and closes it next.
@@ -101,7 +102,7 @@ func (w *Workers) work(wk *worker, t task, retire <-chan struct{}) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
-		wk.busyUntil.Store(t.s.track.overdue)
+		wk.busyUntil.Store(t.s.track.overdue) // for a task from w.tasks
 		t.run()
 		wk.busyUntil.Store(0)
 		t = task{}  // drop the references of the finished request
@@ -149,11 +150,12 @@ func (w *Workers) Wait(ctx context.Context) error {
 	return waitFor(ctx, w.pending)
 }
 
-// pending returns a channel closed when a worker exits, and the latest
+// pending returns a channel closed when a worker exits, and the earliest
 // time (monotime) at which the request of a busy worker becomes overdue,
 // or a nil channel when every worker left is busy with an overdue request.
-// An idle worker has been told to exit, so only the channel bounds the
-// wait for it.
+// An idle worker has been told to exit, but may take a task first, which
+// it marks only once it has it: pending is asked again after workerIdle
+// while one is idle.
 func (w *Workers) pending(now int64) (<-chan struct{}, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -163,6 +165,7 @@ func (w *Workers) pending(now int64) (<-chan struct{}, int64) {
 		switch busy := wk.busyUntil.Load(); {
 		case busy == 0:
 			waiting = true
+			until = min(until, now+int64(workerIdle))
 		case busy > now:
 			waiting = true
 			until = min(until, busy)

@@ -140,3 +140,20 @@ func TestWaitWaitsForRequestsNotOverdue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A worker that Wait sees idle may take a task before it exits, and marks
+// itself busy only once it has it: while one is idle, Wait looks again
+// after workerIdle at the latest, so that it does not sleep past that
+// task's becoming overdue.
+func TestWaitLooksAgainWhileAWorkerIsIdle(t *testing.T) {
+	var workers Workers
+	workers.live = map[*worker]struct{}{new(worker): {}}
+	now := monotime()
+	changed, until := workers.pending(now)
+	if changed == nil {
+		t.Fatal("pending with an idle worker = nil channel, want one to wait on")
+	}
+	if until > now+int64(workerIdle) {
+		t.Errorf("pending with an idle worker looks again after %v, want at most %v", time.Duration(until-now), workerIdle)
+	}
+}
