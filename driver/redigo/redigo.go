@@ -205,8 +205,8 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 
 // smallCommand is the size, in bytes of arguments, up to which a command
 // written on a connection whose earlier replies have all been read fits in
-// its socket's send buffer (Linux gives every TCP socket at least 4608
-// bytes), so that writing it never waits for the server.
+// its socket's send buffer, which Linux starts at 16 KiB for a TCP socket
+// (net.ipv4.tcp_wmem), so that writing it does not wait for the server.
 const smallCommand = 4096
 
 // send runs command on conn and returns its reply. A ctx that only its
