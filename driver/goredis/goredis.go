@@ -43,8 +43,12 @@
 // of a round on several nodes and for any call whose caller's context cannot
 // be cancelled, as the driver package documents. Any other call, and any call
 // through a ClusterClient or Ring, whose command-info and topology lookups
-// keep timeouts of their own, runs in a goroutine of its own. Hooks added to
-// the client run on the goroutine that runs the command.
+// keep timeouts of their own, runs in a goroutine of its own, except a call
+// of a redlock round on several nodes: the round runs it on a goroutine of
+// the redlock Client's that it stops waiting for at the deadline, so the
+// client runs there (see adapter.Run), and the method may return after ctx
+// ended, when the client's own timeouts (below) end the command. Hooks
+// added to the client run on the goroutine that runs the command.
 //
 // # What may outlive a call
 //
@@ -54,8 +58,11 @@
 // client's ReadTimeout (3s by default), and one whose connection was still
 // being dialled waits for the dial, up to the client's DialTimeout (5s by
 // default), before its connection goes back to the pool. The reply is
-// discarded. A call on the caller's goroutine leaves nothing behind.
-// [Conn.Wait] waits for the calls still running.
+// discarded. A call on the caller's goroutine leaves nothing behind; a
+// call of a redlock round that goes on past its ctx holds the redlock
+// Client's goroutine for as long, which the Client's Wait stops waiting for
+// a per-node timeout after the deadline. [Conn.Wait] waits for the calls
+// still running, those too.
 // Subscribe's shared pub/sub connection and its reading goroutine live
 // while some subscription lasts; the last cancel closes the connection,
 // which ends the goroutine.
