@@ -27,19 +27,12 @@ deps:
 ## test: unit tests of every module, then the real-Redis integration suite
 test: deps test-unit test-integration
 
-## test-unit: go test -race in every module but integration; the root
-## module, whose redlock package takes longest, runs beside the others and
-## its output follows theirs
+## test-unit: go test -race in every module but integration
 test-unit: deps
-	@log=$$(mktemp); failed=; \
-	$(GO) test -race -count=1 ./... >$$log 2>&1 & root=$$!; \
-	for m in $(filter-out .,$(UNIT_MODULES)); do \
+	@set -e; for m in $(UNIT_MODULES); do \
 		echo "== go test -race $$m"; \
-		(cd $$m && $(GO) test -race -count=1 ./...) || failed="$$failed $$m"; \
-	done; \
-	wait $$root || failed="$$failed ."; \
-	echo "== go test -race ."; cat $$log; rm -f $$log; \
-	if [ -n "$$failed" ]; then echo "== unit tests failed in:$$failed"; exit 1; fi
+		(cd $$m && $(GO) test -race -count=1 ./...); \
+	done
 
 ## test-integration: the integration suite on every backend this machine has
 test-integration: deps
