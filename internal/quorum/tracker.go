@@ -12,14 +12,13 @@ import (
 //
 // A request is waited for until it returns or becomes overdue:
 // overdueTimeouts Timeouts after its round started, at least one Timeout
-// after its context's deadline, its adapter has had time to end it. A request still running
-// then is one whose adapter does not end it at its deadline (a client that
-// ignores its context), and it is left to the adapter, which counts it
-// (driver.Waiter).
+// after its context's deadline, its adapter has had time to end it. A
+// request still running then is one whose adapter does not end it at its
+// deadline (a client that ignores its context), and it is left to the
+// adapter, which counts it (driver.Waiter).
 type Tracker struct {
-	mu      sync.Mutex
-	running int      // requests not yet returned, overdue ones included
-	rounds  *tracked // the rounds that have some, a doubly linked list
+	mu     sync.Mutex
+	rounds *tracked // the rounds with requests not yet returned, a doubly linked list
 	// changed is closed when a round's last request returns. It is made
 	// only for a waiter, and is nil while no one waits.
 	changed chan struct{}
@@ -46,7 +45,6 @@ func (t *Tracker) add(e *tracked, n int) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.running += n
 	e.running = n
 	e.next = t.rounds
 	if t.rounds != nil {
@@ -62,7 +60,6 @@ func (t *Tracker) done(e *tracked) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.running--
 	if e.running--; e.running > 0 {
 		return
 	}
