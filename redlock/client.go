@@ -459,7 +459,8 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 // skipped returns the nodes that an acquire of req is not sent to, nil
 // for none, at most as many as leave a quorum: those behind the others,
 // whose requests are still running lagLimit after their rounds returned
-// without them, and those failing, whose last requests all failed and
+// without them, or were and have not answered a probe within it since,
+// and those failing, whose last requests all failed and
 // which are not due a probe (quorum.Health). A node behind would hardly
 // answer in time, and each request sent to it would wait behind the
 // others, adding load to a node that cannot keep up; a failing node, one

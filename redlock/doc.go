@@ -280,8 +280,12 @@
 //
 // A node whose requests are still running a quarter of the per-node timeout
 // (at least 5 ms) after their rounds returned is behind: slow, stopped or
-// overloaded. It stays so until all of them have ended. Requests that a
-// caller's context cut short do not make a node behind. A node whose last 3
+// overloaded. It stays so until all of them have ended and then until a
+// probe, the acquire of the next lock, is answered within that limit of its
+// round's return; it gets one probe at a time, so that a node that is slow
+// rather than stopped is not sent every lock's requests again each time it
+// drains. Requests that a caller's context cut short neither make a node
+// behind nor end its being so. A node whose last 3
 // requests to end failed, with no success since, is failing: it refuses
 // connections, say, or answers with errors (CROSSSLOT refusals excepted).
 // It stays so until a request succeeds, and gets one probe per node timeout

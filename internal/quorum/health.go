@@ -27,6 +27,13 @@ const FailLimit = 3
 // node's stragglers end a moment after their rounds; a slow or stopped
 // node's run on.
 //
+// A node found behind stays so while its stragglers run, and then until it
+// has answered a probe on time: once none is left, Behind reports false
+// to one caller at a time, whose request is the probe, and the node is no
+// longer behind once a request sent to it ends within the limit of its
+// round. So a node that is slow, rather than stopped, gets one request at
+// a time instead of every round's until its stragglers pile up again.
+//
 // A node is failing when its last FailLimit requests failed, as those of a
 // node that refuses connections do at once, and no request of it has
 // succeeded since.
@@ -48,14 +55,24 @@ type healthNode struct {
 	// failed in a row, so that a node with neither is found so without
 	// taking mu.
 	running, fails atomic.Int32
+	// lagging mirrors behind, so that a request of a node that is not
+	// behind ends without taking mu.
+	lagging atomic.Bool
 
 	mu sync.Mutex
 	// queue holds the node's stragglers in the order their rounds
 	// returned; an ended one stays until those before it have ended.
 	queue []*straggler
-	// behind is set by Behind and cleared once the node has no straggler
-	// left: a node found behind stays so until it has caught up.
+	// behind is set by Behind and cleared once the node has caught up:
+	// it has no straggler left and a request ended on time (see Health).
 	behind bool
+	// While behind: ends counts the requests that ended, and lag is how
+	// long after its round returned the last of them did (0 for one that
+	// ended before). catchUp is when the last probe was granted (zero
+	// before the first), when ends was probed.
+	ends, probed uint64
+	lag          time.Duration
+	catchUp      time.Time
 	// probe is when a failing node may be sent a request again: one
 	// probe interval after its last failure, or after the last probe.
 	probe time.Time
@@ -90,11 +107,32 @@ func (h *Health) add(node int, s *straggler) {
 	n.running.Add(1)
 }
 
-// end records that the straggler s of node has returned.
-func (h *Health) end(node int, s *straggler) {
+// end records that a request of node has returned: s is its straggler
+// record, nil for a request that returned before its round did, and
+// answered whether the node answered it in a round that the caller did
+// not cut short, rather than the request not being sent.
+func (h *Health) end(node int, s *straggler, answered bool) {
 	n := &h.nodes[node]
+	answered = answered && n.lagging.Load()
+	if s == nil && !answered {
+		return
+	}
+	var now time.Time
+	if answered {
+		now = h.now()
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if answered && n.behind {
+		n.ends++
+		n.lag = 0
+		if s != nil {
+			n.lag = now.Sub(s.since)
+		}
+	}
+	if s == nil {
+		return
+	}
 	s.ended = true
 	n.running.Add(-1)
 	i := 0
@@ -105,31 +143,51 @@ func (h *Health) end(node int, s *straggler) {
 	n.queue = n.queue[i:]
 	if len(n.queue) == 0 {
 		n.queue = nil // let the backing array go
-		n.behind = false
 	}
 }
 
 // Behind reports whether node is behind: one of its stragglers has been
 // running for more than limit since its round returned, or it was found
-// behind before and still has stragglers running.
+// behind before and has not caught up (see Health). A node behind with no
+// straggler left is due a probe: Behind then reports false to one caller,
+// whose request is the probe, and true to the others until a request of
+// the node has ended or 4×limit, at least the round's timeout, has passed
+// (the probe was not sent). A request that ended within limit of its
+// round ends the node's being behind; a later one makes the next caller's
+// request a new probe.
 func (h *Health) Behind(node int, limit time.Duration) bool {
 	if node >= len(h.nodes) {
 		return false
 	}
 	n := &h.nodes[node]
-	if n.running.Load() == 0 {
+	if n.running.Load() == 0 && !n.lagging.Load() {
 		return false
 	}
 	now := h.now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.queue) == 0 {
-		return false
-	}
-	if !n.behind && now.Sub(n.queue[0].since) > limit {
+	if !n.behind {
+		if len(n.queue) == 0 || now.Sub(n.queue[0].since) <= limit {
+			return false
+		}
 		n.behind = true
+		n.lagging.Store(true)
+		n.catchUp, n.ends, n.probed = time.Time{}, 0, 0
+		return true
 	}
-	return n.behind
+	if len(n.queue) > 0 {
+		return true // its stragglers run on
+	}
+	switch {
+	case n.ends > n.probed && n.lag <= limit:
+		n.behind = false
+		n.lagging.Store(false)
+		return false
+	case n.ends == n.probed && !n.catchUp.IsZero() && now.Sub(n.catchUp) <= 4*limit:
+		return true // the probe is on its way
+	}
+	n.catchUp, n.probed = now, n.ends
+	return false
 }
 
 // Stragglers returns how many requests of node are running after their

@@ -12,8 +12,8 @@ import (
 )
 
 // A node is behind once a request of a returned round has been running
-// for more than the limit since, and stays so until its stragglers have
-// all ended; a node whose stragglers end in time never is.
+// for more than the limit since, and stays so while its stragglers run; a
+// node whose stragglers end in time never is.
 func TestHealthFindsANodeBehind(t *testing.T) {
 	clock := faults.NewClock(time.Unix(1_000_000, 0))
 	health := NewHealth(3)
@@ -62,7 +62,91 @@ func TestHealthFindsANodeBehind(t *testing.T) {
 		t.Errorf("Stragglers(2) after the stalls ended = %d, want 0", got)
 	}
 	if health.Behind(2, 0) {
-		t.Error("node 2 still behind once its stragglers ended")
+		t.Error("node 2 not given a probe once its stragglers ended")
+	}
+}
+
+// A node found behind, once its stragglers have ended, gets one probe at a
+// time, and another only when the last was answered late or was not sent
+// (4×limit passed with no reply); it stays behind until a probe is
+// answered within the limit. A round that the caller cut short says
+// nothing either way.
+func TestHealthProbesANodeBehind(t *testing.T) {
+	const limit = time.Second
+	ctx := context.Background()
+	clock := faults.NewClock(time.Unix(1_000_000, 0))
+	health := NewHealth(3)
+	health.Now = clock.Now
+	var tracker Tracker
+	// stalled runs a round in which node 2 answers once the clock has
+	// moved on by lag since the round returned, asking Behind(2) before
+	// it does when during is set, and returns what it answered.
+	stalled := func(ctx context.Context, lag time.Duration, during bool) bool {
+		t.Helper()
+		s := newStalls(2)
+		r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes, Health: health, Tracker: &tracker}
+		if replies := r.Run(ctx); !errors.Is(replies[2].Err, ErrPending) {
+			t.Fatalf("node 2 answered %v, want ErrPending", replies[2])
+		}
+		s.started.Wait()
+		clock.Advance(lag)
+		behind := during && health.Behind(2, limit)
+		close(s.release)
+		if err := tracker.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return behind
+	}
+	probe := func(when string) {
+		t.Helper()
+		if health.Behind(2, limit) {
+			t.Fatalf("%s: node 2 got no probe", when)
+		}
+		if !health.Behind(2, limit) {
+			t.Fatalf("%s: node 2 got a second probe while the first is on its way", when)
+		}
+	}
+
+	if !stalled(ctx, 2*limit, true) {
+		t.Fatal("node 2 not behind with a straggler past the limit")
+	}
+	probe("stragglers ended")
+	stalled(ctx, 2*limit, false) // the probe, answered late
+	probe("probe answered late")
+	clock.Advance(4 * limit)
+	if !health.Behind(2, limit) {
+		t.Fatal("node 2 got a new probe before 4×limit passed")
+	}
+	clock.Advance(time.Nanosecond)
+	probe("probe not sent")
+
+	// A round that the caller cuts short, in which node 2 then answers at
+	// once, does not end its being behind.
+	cut, cancel := context.WithCancel(ctx)
+	s := newStalls(1, 2)
+	r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes, Health: health, Tracker: &tracker}
+	go func() {
+		s.started.Wait()
+		cancel()
+	}()
+	r.Run(cut)
+	close(s.release)
+	if err := tracker.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !health.Behind(2, limit) {
+		t.Fatal("node 2 caught up by a reply to a round the caller cut short")
+	}
+
+	// A probe answered in time ends it.
+	clock.Advance(4*limit + time.Nanosecond)
+	probe("after the cut round")
+	prompt := Round{Nodes: 3, Timeout: time.Hour, Call: newStalls().call(3), Yes: yes, Health: health, Tracker: &tracker, Every: true}
+	prompt.Run(ctx)
+	for range 2 {
+		if health.Behind(2, limit) {
+			t.Fatal("node 2 still behind after answering a probe in time")
+		}
 	}
 }
 

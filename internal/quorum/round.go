@@ -74,6 +74,7 @@ type roundState struct {
 	waiting   int // nodes of Round.Wait that have not answered
 	remaining int // node goroutines still running
 	decided   bool
+	cut       bool          // the caller's ctx ended the round before its nodes had their time
 	unwaited  bool          // the calls run on goroutines the round does not wait for
 	track     tracked       // the round's entry in Round.Tracker, and when its requests are overdue
 	done      chan struct{} // closed once decided
@@ -185,7 +186,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	}
 	for node, ln := range lanes {
 		if !ln.sent {
-			if r.record(s, node, Reply{Err: ErrNotSent}) {
+			if r.record(s, node, Reply{Err: ErrNotSent}, false) {
 				cancel()
 			}
 			continue
@@ -212,6 +213,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.decided = true
+	s.cut = cut
 	if s.remaining == 0 {
 		// Every node answered: no call writes s.replies any more.
 		return s.replies
@@ -288,7 +290,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 		if r.Lanes != nil {
 			r.Lanes.notSent(node, ln.done)
 		}
-		if r.record(s, node, Reply{Err: ErrPending}) {
+		if r.record(s, node, Reply{Err: ErrPending}, false) {
 			cancel()
 		}
 		// The lane passes to its next request once the previous one has
@@ -311,7 +313,7 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 	if ln.done != nil {
 		close(ln.done)
 	}
-	if r.record(s, node, reply) {
+	if r.record(s, node, reply, true) {
 		cancel()
 	}
 	r.Tracker.done(&s.track)
@@ -320,7 +322,9 @@ func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *
 // record records the reply of node, closes s.done if it decides the
 // round, ends the node's straggler record if the round had returned
 // without it, and reports whether it was the last reply of the round.
-func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
+// sent says whether the reply is the node's, rather than that of a
+// request not sent.
+func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bool) {
 	s.mu.Lock()
 	s.replies[node], s.answered[node] = reply, true
 	if r.Yes != nil && r.Yes(reply) {
@@ -343,9 +347,10 @@ func (r *Round) record(s *roundState, node int, reply Reply) (last bool) {
 	if s.stragglers != nil && s.stragglers[node].added {
 		st = &s.stragglers[node]
 	}
+	cut := s.cut
 	s.mu.Unlock()
-	if st != nil {
-		r.Health.end(node, st)
+	if r.Health != nil && (st != nil || sent && !cut) {
+		r.Health.end(node, st, sent && !cut)
 	}
 	return last
 }
