@@ -536,12 +536,14 @@ func (c *Client) Wait(ctx context.Context) error {
 }
 
 // lagLimit is how long a node's request may run on after its round
-// returned before the node counts as behind: a quarter of the per-node
+// returned before the node counts as behind: a tenth of the per-node
 // timeout, and at least defaultNodeTimeoutMin, since on a busy host the
 // goroutine that reads a healthy node's reply may wait that long for a
-// CPU.
+// CPU. A tenth finds a node that turned slow before the requests sent to
+// it meanwhile fill its client's pool (10 ms at a 2 s TTL); a node found
+// behind by mistake costs a probe answered in time (quorum.Health).
 func lagLimit(nodeTimeout time.Duration) time.Duration {
-	return max(nodeTimeout/4, defaultNodeTimeoutMin)
+	return max(nodeTimeout/10, defaultNodeTimeoutMin)
 }
 
 // isCrossSlot reports whether err is a Redis Cluster node's refusal of a

@@ -278,7 +278,7 @@
 //
 // # Nodes behind the others, and failing nodes
 //
-// A node whose requests are still running a quarter of the per-node timeout
+// A node whose requests are still running a tenth of the per-node timeout
 // (at least 5 ms) after their rounds returned is behind: slow, stopped or
 // overloaded. It stays so until all of them have ended and then until a
 // probe, the acquire of the next lock, is answered within that limit of its

@@ -152,9 +152,10 @@ func WithDriftFactor(f float64) Option {
 //
 // A round returns once its outcome is decided, and the requests of the
 // nodes that had not answered go on in the background (see Client.Wait). A
-// node is behind when one of those requests is still running a quarter of
+// node is behind when one of those requests is still running a tenth of
 // the per-node timeout (at least 5 ms) after its round returned; it stays
-// behind until all of them have ended. A node is failing when the last 3 of
+// behind until all of them have ended and a probe, one request at a time,
+// is answered within that time of its round. A node is failing when the last 3 of
 // its requests to end failed (an error reply, a refused connection or a
 // timeout; a Cluster's CROSSSLOT refusal, the caller's mistake, does not
 // count) and none has succeeded since; it stays failing until one succeeds,

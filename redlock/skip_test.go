@@ -51,7 +51,7 @@ func (r *keyRecorder) calls(name string) int {
 	return n
 }
 
-// A node whose request is still running a quarter of the node timeout
+// A node whose request is still running a tenth of the node timeout
 // after its round returned is behind: new locks do not send it their
 // acquire, nor their extends and releases, until it has caught up, while
 // the lock whose request it holds goes on as usual. With
@@ -83,8 +83,8 @@ func TestAcquireSkipsANodeBehind(t *testing.T) {
 				t.Fatalf("Lock(a): %v", err)
 			}
 			g.waitEntered(1)
-			clock.Advance(nodeTimeout / 4)
-			// Exactly a quarter of the node timeout late: not yet behind.
+			clock.Advance(nodeTimeout / 10)
+			// Exactly a tenth of the node timeout late: not yet behind.
 			b := mustLockNoSettle(t, client, "b")
 			clock.Advance(time.Millisecond)
 			// Now behind, for c and d.
@@ -413,7 +413,7 @@ func TestFailingNodesAreSkippedBeforeNodesBehind(t *testing.T) {
 	client, clock := newClockedClient(t, c.conns, redlock.WithNodeTimeout(nodeTimeout), redlock.WithRetryStrategy(redlock.NoRetry()))
 	ctx := context.Background()
 
-	// Node 0 holds a's acquire past a quarter of the node timeout after
+	// Node 0 holds a's acquire past a tenth of the node timeout after
 	// its round: behind, until the test ends.
 	release := blockCall(c.faults[0])
 	defer release()
@@ -427,7 +427,7 @@ func TestFailingNodesAreSkippedBeforeNodesBehind(t *testing.T) {
 			}
 		}
 	}
-	clock.Advance(nodeTimeout/4 + time.Millisecond)
+	clock.Advance(nodeTimeout/10 + time.Millisecond)
 
 	// Nodes 3 and 4 fail the acquires and the releases of two attempts,
 	// which node 0's skip leaves to nodes 1 and 2: failing, and not due a
@@ -474,7 +474,7 @@ func TestAFailingNodeBehindIsSkippedAsFailing(t *testing.T) {
 		}
 		settle(t, client)
 	}
-	// Nodes 0 and 3 hold the extend of held past a quarter of the node
+	// Nodes 0 and 3 hold the extend of held past a tenth of the node
 	// timeout after its round: behind, until the test ends. Node 3 then
 	// fails its calls again.
 	release0 := blockCall(c.faults[0])
@@ -491,7 +491,7 @@ func TestAFailingNodeBehindIsSkippedAsFailing(t *testing.T) {
 	if err := held.Extend(ctx, time.Minute); err != nil {
 		t.Fatalf("Extend: %v", err)
 	}
-	clock.Advance(nodeTimeout/4 + time.Millisecond)
+	clock.Advance(nodeTimeout/10 + time.Millisecond)
 
 	// Node 4 fails the acquires and releases of x and y: failing.
 	c.faults[4].Set(faults.Fail)
