@@ -140,7 +140,9 @@ func goroutineID(t *testing.T) string {
 // Background while it runs, and returns when the call does, with ctx's
 // error.
 func TestRunCallsUnwaitedContextsOnTheCallingGoroutine(t *testing.T) {
-	ctx, cancel := callctx.WithTimeout(context.Background(), time.Millisecond, true)
+	// Long enough for Run to be called before the deadline, even on a
+	// busy machine: a ctx already done returns without calling do.
+	ctx, cancel := callctx.WithTimeout(context.Background(), 100*time.Millisecond, true)
 	defer cancel()
 	var b Background
 	caller := goroutineID(t)
@@ -190,6 +192,9 @@ func TestRunKeepsItsGoroutineForOtherContexts(t *testing.T) {
 		}
 		if callee == caller {
 			t.Errorf("%s: the call ran on the caller's goroutine, want one of Run's", name)
+		}
+		if err := b.Wait(context.Background()); err != nil {
+			t.Fatalf("%s: Wait = %v", name, err)
 		}
 	}
 }
