@@ -81,12 +81,13 @@ type roundState struct {
 	// stragglers holds, for each node that had not answered when the
 	// round returned, its record in Round.Health (added set).
 	stragglers []straggler
-	// The backing arrays of replies, answered and the lanes' order for
-	// rounds of up to inlineNodes nodes, which then need no allocations
-	// of their own.
+	// The backing arrays of replies, answered, the lanes' order and the
+	// workers' tasks for rounds of up to inlineNodes nodes, which then
+	// need no allocations of their own.
 	replyBuf  [inlineNodes]Reply
 	answerBuf [inlineNodes]bool
 	orderBuf  [inlineNodes]order
+	taskBuf   [inlineNodes]task
 }
 
 // order is how one node's request of a round is sent: after prev and
@@ -146,10 +147,11 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	s.track.overdue = monotime() + overdueTimeouts*int64(r.Timeout)
 	s.remaining = r.Nodes
 	var lanes []order
+	var tasks []task
 	if r.Nodes <= inlineNodes {
-		s.replies, s.answered, lanes = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], s.orderBuf[:r.Nodes]
+		s.replies, s.answered, lanes, tasks = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], s.orderBuf[:r.Nodes], s.taskBuf[:r.Nodes]
 	} else {
-		s.replies, s.answered, lanes = make([]Reply, r.Nodes), make([]bool, r.Nodes), make([]order, r.Nodes)
+		s.replies, s.answered, lanes, tasks = make([]Reply, r.Nodes), make([]bool, r.Nodes), make([]order, r.Nodes), make([]task, r.Nodes)
 	}
 	if !inline {
 		// An inline call has decided the round when it returns: nothing
@@ -197,7 +199,8 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			r.node(parent, nodeCtx, cancel, s, node, ln)
 			break
 		}
-		r.Workers.run(task{r, parent, nodeCtx, cancel, s, node, ln})
+		tasks[node] = task{r: r, parent: parent, ctx: nodeCtx, cancel: cancel, s: s, node: node, ln: ln}
+		r.Workers.run(&tasks[node])
 	}
 	// The round returns when Timeout has passed (nodeCtx) or ctx ends,
 	// even if a call has not.

@@ -26,16 +26,23 @@ const workerIdle = 50 * time.Millisecond
 // request overruns its deadline (see Tracker) is left to that request's
 // adapter, which counts it; it exits once the request returns.
 //
+// An idle worker waits on the tasks channel alone, the cheapest wait
+// there is: it is told to exit by what it receives there. Every workerIdle
+// while workers live, a timer of the Workers offers each idle worker a
+// tick, and a worker that has had no task since the previous tick exits;
+// Wait offers each idle worker retireTask.
+//
 // The zero value is ready to use and safe for concurrent use. A Workers
 // must not be copied after first use.
 type Workers struct {
 	once  sync.Once
-	tasks chan task // unbuffered: a send succeeds only to an idle worker
+	tasks chan *task // unbuffered: a send succeeds only to an idle worker
 
 	mu     sync.Mutex
 	live   map[*worker]struct{} // the workers started and not yet exited
-	retire chan struct{}        // closed by Wait to end the idle workers; nil until needed
 	exited chan struct{}        // closed when a worker exits; made only for a waiter
+	ticker *time.Timer          // offers the ticks while workers live; nil while none does
+	ticks  uint64               // the ticks offered so far
 }
 
 // worker is one goroutine of a Workers.
@@ -45,8 +52,10 @@ type worker struct {
 	busyUntil atomic.Int64
 }
 
-// task is one node's request of a round, as Round.node runs it. It is sent
-// to a worker by value.
+// task is one node's request of a round, as Round.node runs it. It lives
+// in its round's state, which holds one per node, and is sent to a worker
+// by pointer, so that running it on a worker allocates nothing. A task
+// with a nil r is no request: a tick (see Workers), or retireTask.
 type task struct {
 	r      *Round
 	parent context.Context
@@ -55,21 +64,22 @@ type task struct {
 	s      *roundState
 	node   int
 	ln     order
+	tick   uint64 // of a tick: its number, from 1
 }
 
-// ok reports whether t is a task, not the zero value.
-func (t *task) ok() bool { return t.r != nil }
+// retireTask, received by an idle worker, makes it exit (Workers.Wait).
+var retireTask = new(task)
 
 func (t *task) run() { t.r.node(t.parent, t.ctx, t.cancel, t.s, t.node, t.ln) }
 
 // run runs t on an idle worker, or on a new one when none is idle. w may
 // be nil: t then runs on a goroutine of its own.
-func (w *Workers) run(t task) {
+func (w *Workers) run(t *task) {
 	if w == nil {
 		go t.run()
 		return
 	}
-	w.once.Do(func() { w.tasks = make(chan task) })
+	w.once.Do(w.init)
 	select {
 	case w.tasks <- t:
 		return
@@ -78,48 +88,73 @@ func (w *Workers) run(t task) {
 	wk := new(worker)
 	wk.busyUntil.Store(t.s.track.overdue) // busy from the start, for Wait
 	w.mu.Lock()
-	// Added under mu: a Wait that sees this worker has closed the retire
-	// channel it gets, or has not yet and closes it next.
+	// Added under mu: a Wait that does not see this worker asks again
+	// once it has, or learns it exited.
 	if w.live == nil {
 		w.live = make(map[*worker]struct{})
 	}
 	w.live[wk] = struct{}{}
-	if w.retire == nil {
-		w.retire = make(chan struct{})
+	if w.ticker == nil {
+		w.ticker = time.AfterFunc(workerIdle, w.tick)
 	}
-	retire := w.retire
+	seen := w.ticks
 	w.mu.Unlock()
-	go w.work(wk, t, retire)
+	go w.work(wk, t, seen)
 }
 
-// work runs t, then the tasks sent to it, until it has had none for
-// workerIdle or retire is closed. Its timer is not reset for each task: it
-// fires every workerIdle, and the worker exits when no task came in the
-// period that ended, so it exits between one and two periods after its
-// last task.
-func (w *Workers) work(wk *worker, t task, retire <-chan struct{}) {
+func (w *Workers) init() { w.tasks = make(chan *task) }
+
+// tick offers a new tick to every idle worker, and sets the timer for the
+// next while workers live. A worker that takes a tick and takes it again,
+// having gone back to wait, ignores it the second time; one that is busy
+// or about to wait misses it, and takes the next.
+func (w *Workers) tick() {
+	w.mu.Lock()
+	if len(w.live) == 0 {
+		w.ticker = nil
+		w.mu.Unlock()
+		return
+	}
+	w.ticks++
+	t := &task{tick: w.ticks}
+	offers := len(w.live)
+	w.ticker.Reset(workerIdle)
+	w.mu.Unlock()
+	for range offers {
+		select {
+		case w.tasks <- t:
+		default:
+			return // no worker waits
+		}
+	}
+}
+
+// work runs t, then the tasks sent to it, until it takes a tick with no
+// task since the previous tick it took, or retireTask. seen is the last
+// tick offered before it started: it exits between one and two periods
+// after its last task.
+func (w *Workers) work(wk *worker, t *task, seen uint64) {
 	defer w.exit(wk)
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
+	ran := false // a task since the last tick
 	for {
-		wk.busyUntil.Store(t.s.track.overdue) // for a task from w.tasks
-		t.run()
-		wk.busyUntil.Store(0)
-		t = task{}  // drop the references of the finished request
-		ran := true // a task in the current period
-		for !t.ok() {
-			select {
-			case t = <-w.tasks:
-			case <-idle.C:
+		switch {
+		case t == retireTask:
+			return
+		case t.r == nil:
+			if t.tick > seen {
 				if !ran {
 					return
 				}
-				ran = false
-				idle.Reset(workerIdle)
-			case <-retire:
-				return
+				seen, ran = t.tick, false
 			}
+		default:
+			wk.busyUntil.Store(t.s.track.overdue) // for a task from w.tasks
+			t.run()
+			wk.busyUntil.Store(0)
+			ran = true
 		}
+		t = nil // drop the finished request's round while idle
+		t = <-w.tasks
 	}
 }
 
@@ -141,22 +176,29 @@ func (w *Workers) exit(wk *worker) {
 // a round run while Wait waits may start a new worker, which Wait then
 // waits for as well.
 func (w *Workers) Wait(ctx context.Context) error {
-	w.mu.Lock()
-	if w.retire != nil {
-		close(w.retire)
-		w.retire = nil // the next worker gets a fresh one
-	}
-	w.mu.Unlock()
+	w.once.Do(w.init)
 	return waitFor(ctx, w.pending)
 }
 
-// pending returns a channel closed when a worker exits, and the earliest
-// time (monotime) at which the request of a busy worker becomes overdue,
-// or a nil channel when every worker left is busy with an overdue request.
-// An idle worker has been told to exit, but may take a task first, which
-// it marks only once it has it: pending is asked again after workerIdle
-// while one is idle.
+// retireIdle makes every worker that waits for a task exit.
+func (w *Workers) retireIdle() {
+	for {
+		select {
+		case w.tasks <- retireTask:
+		default:
+			return
+		}
+	}
+}
+
+// pending ends the idle workers, and returns a channel closed when a
+// worker exits and the earliest time (monotime) at which the request of a
+// busy worker becomes overdue, or a nil channel when every worker left is
+// busy with an overdue request. A worker that has just finished a task
+// may not yet wait for the next when pending offers retireTask: pending
+// is asked again after workerIdle while one is idle.
 func (w *Workers) pending(now int64) (<-chan struct{}, int64) {
+	w.retireIdle()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	waiting := false
@@ -172,6 +214,10 @@ func (w *Workers) pending(now int64) (<-chan struct{}, int64) {
 		}
 	}
 	if !waiting {
+		if len(w.live) == 0 && w.ticker != nil {
+			w.ticker.Stop()
+			w.ticker = nil
+		}
 		return nil, 0
 	}
 	if w.exited == nil {

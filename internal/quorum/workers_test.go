@@ -157,3 +157,29 @@ func TestWaitLooksAgainWhileAWorkerIsIdle(t *testing.T) {
 		t.Errorf("pending with an idle worker looks again after %v, want at most %v", time.Duration(until-now), workerIdle)
 	}
 }
+
+// Without Wait, idle workers exit on their own once a tick of the Workers
+// finds them with no task since the one before, and the ticks stop with
+// the last of them.
+func TestIdleWorkersExitOnTheirOwn(t *testing.T) {
+	var workers Workers
+	var tracker Tracker
+	r := Round{Nodes: 5, Timeout: time.Hour, Yes: yes, Tracker: &tracker, Workers: &workers,
+		Call: func(context.Context, int) Reply { return Reply{Value: true} }}
+	r.Run(context.Background())
+	if err := tracker.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		workers.mu.Lock()
+		live, ticking := len(workers.live), workers.ticker != nil
+		workers.mu.Unlock()
+		if live == 0 && !ticking {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers live, ticks running %v, 10 s after their last task", live, ticking)
+		}
+	}
+	goleak.VerifyNone(t)
+}
