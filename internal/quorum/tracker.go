@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,9 +34,9 @@ const overdueTimeouts = 3
 
 // tracked is a round's entry in its Tracker.
 type tracked struct {
-	prev, next *tracked
-	running    int   // the round's requests not yet returned
-	overdue    int64 // monotime at which they become overdue, set before add
+	prev, next *tracked     // under the Tracker's mu
+	running    atomic.Int32 // the round's requests not yet returned
+	overdue    int64        // monotime at which they become overdue, set before add
 }
 
 // add counts n requests of the round of e.
@@ -43,9 +44,9 @@ func (t *Tracker) add(e *tracked, n int) {
 	if n == 0 {
 		return
 	}
+	e.running.Store(int32(n))
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e.running = n
 	e.next = t.rounds
 	if t.rounds != nil {
 		t.rounds.prev = e
@@ -53,16 +54,14 @@ func (t *Tracker) add(e *tracked, n int) {
 	t.rounds = e
 }
 
-// done ends one request of the round of e; a nil t counts nothing.
+// done ends one request of the round of e; a nil t counts nothing. Only
+// the round's last request takes the Tracker's lock.
 func (t *Tracker) done(e *tracked) {
-	if t == nil {
+	if t == nil || e.running.Add(-1) > 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e.running--; e.running > 0 {
-		return
-	}
 	if e.prev != nil {
 		e.prev.next = e.next
 	} else {
