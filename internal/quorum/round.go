@@ -88,6 +88,12 @@ type roundState struct {
 	answerBuf [inlineNodes]bool
 	orderBuf  [inlineNodes]order
 	taskBuf   [inlineNodes]task
+	// What the requests run on workers share (see task): the parent and
+	// node contexts of Run, the cancel of the latter, and each node's
+	// order.
+	parent, ctx context.Context
+	cancel      context.CancelFunc
+	lanes       []order
 }
 
 // order is how one node's request of a round is sent: after prev and
@@ -186,6 +192,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Tracker != nil {
 		r.Tracker.add(&s.track, sent)
 	}
+	s.parent, s.ctx, s.cancel, s.lanes = parent, nodeCtx, cancel, lanes
 	for node, ln := range lanes {
 		if !ln.sent {
 			if r.record(s, node, Reply{Err: ErrNotSent}, false) {
@@ -199,7 +206,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			r.node(parent, nodeCtx, cancel, s, node, ln)
 			break
 		}
-		tasks[node] = task{r: r, parent: parent, ctx: nodeCtx, cancel: cancel, s: s, node: node, ln: ln}
+		tasks[node] = task{r: r, node: node}
 		r.Workers.run(&tasks[node])
 	}
 	// The round returns when Timeout has passed (nodeCtx) or ctx ends,

@@ -53,24 +53,23 @@ type worker struct {
 }
 
 // task is one node's request of a round, as Round.node runs it. It lives
-// in its round's state, which holds one per node, and is sent to a worker
-// by pointer, so that running it on a worker allocates nothing. A task
-// with a nil r is no request: a tick (see Workers), or retireTask.
+// in its round's state, which holds one per node, with what the requests
+// of the round share, and is sent to a worker by pointer, so that running
+// it on a worker allocates nothing. A task with a nil r is no request: a
+// tick (see Workers), or retireTask.
 type task struct {
-	r      *Round
-	parent context.Context
-	ctx    context.Context
-	cancel context.CancelFunc
-	s      *roundState
-	node   int
-	ln     order
-	tick   uint64 // of a tick: its number, from 1
+	r    *Round
+	node int
+	tick uint64 // of a tick: its number, from 1
 }
 
 // retireTask, received by an idle worker, makes it exit (Workers.Wait).
 var retireTask = new(task)
 
-func (t *task) run() { t.r.node(t.parent, t.ctx, t.cancel, t.s, t.node, t.ln) }
+func (t *task) run() {
+	s := &t.r.state
+	t.r.node(s.parent, s.ctx, s.cancel, s, t.node, s.lanes[t.node])
+}
 
 // run runs t on an idle worker, or on a new one when none is idle. w may
 // be nil: t then runs on a goroutine of its own.
@@ -86,7 +85,7 @@ func (w *Workers) run(t *task) {
 	default:
 	}
 	wk := new(worker)
-	wk.busyUntil.Store(t.s.track.overdue) // busy from the start, for Wait
+	wk.busyUntil.Store(t.r.state.track.overdue) // busy from the start, for Wait
 	w.mu.Lock()
 	// Added under mu: a Wait that does not see this worker asks again
 	// once it has, or learns it exited.
@@ -148,7 +147,7 @@ func (w *Workers) work(wk *worker, t *task, seen uint64) {
 				seen, ran = t.tick, false
 			}
 		default:
-			wk.busyUntil.Store(t.s.track.overdue) // for a task from w.tasks
+			wk.busyUntil.Store(t.r.state.track.overdue) // for a task from w.tasks
 			t.run()
 			wk.busyUntil.Store(0)
 			ran = true
