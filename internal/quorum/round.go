@@ -88,8 +88,8 @@ type roundState struct {
 	answerBuf [inlineNodes]bool
 	orderBuf  [inlineNodes]order
 	taskBuf   [inlineNodes]task
-	// What the requests run on workers share (see task): the parent and
-	// node contexts of Run, the cancel of the latter, and each node's
+	// What the requests of the round share (see Round.node): the parent
+	// and node contexts of Run, the cancel of the latter, and each node's
 	// order.
 	parent, ctx context.Context
 	cancel      context.CancelFunc
@@ -203,7 +203,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		if inline {
 			// The one node decides the round: its call runs on the
 			// calling goroutine, bounded by its context.
-			r.node(parent, nodeCtx, cancel, s, node, ln)
+			r.node(node)
 			break
 		}
 		tasks[node] = task{r: r, node: node}
@@ -270,8 +270,8 @@ func after(ctx context.Context, ln order) bool {
 	return true
 }
 
-// node runs the request of one node, after the requests it follows (ln),
-// and records the reply.
+// node runs the request of one node, after the requests it follows (its
+// order in the round's state), and records the reply.
 //
 // A request that waited for the previous one of its lane gets the whole
 // Timeout from the moment it is sent: the wait, bounded by the round's
@@ -283,7 +283,9 @@ func after(ctx context.Context, ln order) bool {
 // sent. Its reply, ErrPending, is recorded at once, but the next request
 // of its lane still follows the previous ones: done is closed only once
 // they are. A lane whose first request was not sent is closed.
-func (r *Round) node(parent, ctx context.Context, cancel context.CancelFunc, s *roundState, node int, ln order) {
+func (r *Round) node(node int) {
+	s := &r.state
+	parent, ctx, cancel, ln := s.parent, s.ctx, s.cancel, s.lanes[node]
 	var reply Reply
 	switch {
 	case ln.prev == nil:
@@ -357,10 +359,10 @@ func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bo
 	if s.stragglers != nil && s.stragglers[node].added {
 		st = &s.stragglers[node]
 	}
-	cut := s.cut
+	answered := sent && !s.cut
 	s.mu.Unlock()
-	if r.Health != nil && (st != nil || sent && !cut) {
-		r.Health.end(node, st, sent && !cut)
+	if r.Health != nil && (st != nil || answered) {
+		r.Health.end(node, st, answered)
 	}
 	return last
 }

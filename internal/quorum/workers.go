@@ -53,8 +53,8 @@ type worker struct {
 }
 
 // task is one node's request of a round, as Round.node runs it. It lives
-// in its round's state, which holds one per node, with what the requests
-// of the round share, and is sent to a worker by pointer, so that running
+// in its round's state, which holds one per node and what the requests of
+// the round share, and is sent to a worker by pointer, so that running
 // it on a worker allocates nothing. A task with a nil r is no request: a
 // tick (see Workers), or retireTask.
 type task struct {
@@ -66,10 +66,7 @@ type task struct {
 // retireTask, received by an idle worker, makes it exit (Workers.Wait).
 var retireTask = new(task)
 
-func (t *task) run() {
-	s := &t.r.state
-	t.r.node(s.parent, s.ctx, s.cancel, s, t.node, s.lanes[t.node])
-}
+func (t *task) run() { t.r.node(t.node) }
 
 // run runs t on an idle worker, or on a new one when none is idle. w may
 // be nil: t then runs on a goroutine of its own.
@@ -152,7 +149,6 @@ func (w *Workers) work(wk *worker, t *task, seen uint64) {
 			wk.busyUntil.Store(0)
 			ran = true
 		}
-		t = nil // drop the finished request's round while idle
 		t = <-w.tasks
 	}
 }
