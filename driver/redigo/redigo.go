@@ -30,16 +30,7 @@
 // a call whose ctx can end runs in a goroutine of its own, and when ctx ends
 // first the method returns ctx.Err() at once.
 //
-// Two kinds of call run on the calling goroutine instead. The first is a
-// call whose ctx only its deadline ends (adapter.Inline: redlock gives one
-// to the call of a round on one node when the caller's ctx can never end)
-// on a pool that dials with DialContext (a Dial beside it is not used) and
-// has no TestOnBorrow: such a pool gives ctx to everything that can wait,
-// its DialContext and TestOnBorrowContext, which must honour it as
-// redis.DialContext and redis.DoContext do, and the command is bounded by
-// the deadline (below).
-//
-// The second is the calls of a redlock round on several nodes: the
+// The calls of a redlock round on several nodes are the exception: the
 // round runs each on a goroutine of the redlock Client's that it stops
 // waiting for at the deadline, so the call runs the pool and the command
 // on that goroutine (see adapter.Run), and may return after its ctx ended,
@@ -207,23 +198,9 @@ func (c *Conn) NodeID() string {
 // do runs one command on a connection of its own from the pool, and
 // returns as soon as ctx is done: see the package documentation.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
-	if adapter.Inline(ctx) && honoursContext(c.pool) {
-		// Only the deadline ends ctx, and every wait of the call is bounded
-		// by it: the pool's, and the command's (send).
-		return c.run(ctx, command, args)
-	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
 	})
-}
-
-// honoursContext reports whether pool hands out a connection within the
-// ctx of GetContext: it dials with DialContext, and checks a connection, if
-// at all, with TestOnBorrowContext, both of which it gives ctx. Dial and
-// TestOnBorrow take no ctx and can wait as long as the connection's own
-// timeouts allow.
-func honoursContext(pool *redis.Pool) bool {
-	return (pool.DialContext != nil || pool.Dial == nil) && pool.TestOnBorrow == nil
 }
 
 // smallCommand is the size, in bytes of arguments, up to which a command
