@@ -24,11 +24,14 @@
 // Pool.GetContext and runs its command with redis.DoContext. redigo honours
 // ctx while it waits for a pooled connection, while it runs the command and
 // in a DialContext function that passes ctx on, but not in a Dial function,
-// which takes no ctx, nor in TestOnBorrow, whose check runs without one:
-// against a node that stalls (a black hole, a server stopped with SIGSTOP)
-// either can block for as long as the connection's own timeouts allow. So
-// a call whose ctx can end runs in a goroutine of its own, and when ctx ends
-// first the method returns ctx.Err() at once.
+// which takes no ctx, nor in TestOnBorrow, whose check runs without one, nor
+// in redis.DialContext's TLS handshake, which only DialTLSHandshakeTimeout
+// bounds: against a node that stalls (a black hole, a server stopped with
+// SIGSTOP) any of them can block for as long as the connection's own
+// timeouts allow. So a call whose ctx can end runs in a goroutine of its
+// own, and when ctx ends first the method returns ctx.Err() at once. That
+// holds for a call whose ctx only its deadline ends, as redlock makes for a
+// round on one node, too: the pool may dial for it.
 //
 // The calls of a redlock round on several nodes are the exception: the
 // round runs each on a goroutine of the redlock Client's that it stops
@@ -54,7 +57,9 @@
 //   - Dial or DialContext: until the dial ends, which for redis.Dial is the
 //     connect timeout (redis.DialConnectTimeout, 30s by default) plus, for
 //     a dial that sends AUTH, SELECT or CLIENT SETNAME, the read timeout
-//     (redis.DialReadTimeout, none by default).
+//     (redis.DialReadTimeout, none by default), and for a TLS connection,
+//     of redis.Dial or redis.DialContext, the handshake timeout
+//     (redis.DialTLSHandshakeTimeout, 10s by default).
 //   - TestOnBorrow: until the check's command is answered or fails, which
 //     for a connection without a read timeout is until the server answers
 //     again or the connection breaks. TestOnBorrowContext, given a check
