@@ -151,10 +151,11 @@ func (h *Health) end(node int, s *straggler, answered bool) {
 // behind before and has not caught up (see Health). A node behind with no
 // straggler left is due a probe: Behind then reports false to one caller,
 // whose request is the probe, and true to the others until a request of
-// the node has ended or 4×limit, at least the round's timeout, has passed
-// (the probe was not sent). A request that ended within limit of its
-// round ends the node's being behind; a later one makes the next caller's
-// request a new probe.
+// the node has ended or 4×limit has passed (the probe was not sent; one
+// still running then is a straggler once its round returns, and keeps the
+// node behind). A request that ended within limit of its round ends the
+// node's being behind; a later one makes the next caller's request a new
+// probe.
 func (h *Health) Behind(node int, limit time.Duration) bool {
 	if node >= len(h.nodes) {
 		return false
