@@ -357,7 +357,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	v := countVotes(results, isOne)
 	if err := c.sameServer(); err != nil {
 		trace.attemptDone(start, value, v, validity, false)
-		c.cleanup(ctx, req, value, lanes, results)
+		c.cleanup(ctx, req, value, lanes, results, refusedBy(results, isOne))
 		return nil, err
 	}
 	crossSlot := c.crossSlot(req, v.errs)
@@ -366,7 +366,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	if granted {
 		return newLock(c, req, value, 0, start, lanes), nil
 	}
-	c.cleanup(ctx, req, value, lanes, results)
+	c.cleanup(ctx, req, value, lanes, results, refusedBy(results, isOne))
 	if crossSlot != nil {
 		return nil, crossSlot
 	}
@@ -378,18 +378,28 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 // of the same request that a Redis client re-sent, and the release is
 // value-checked, so it never touches another owner's key. Each release
 // follows the attempt's request on its node (lanes), so that a grant
-// arriving late is released too; cleanup returns once the nodes that had
-// answered the attempt (in results, not with a node timeout) have answered
-// the release, and the others' releases go on in the background. It is detached from ctx's
-// cancellation so that a caller giving up leaves nothing behind.
-func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result) {
+// arriving late is released too.
+//
+// A release that fails on a node that may hold the keys, one not among
+// those that refused the attempt (refused, see refusedBy), is sent again
+// (releaseAgain). Keys left behind would refuse every lock on them,
+// this Client's next attempt included, for the rest of the TTL; under
+// contention, on nodes whose faults come and go, each attempt failing on
+// them would leave more.
+//
+// cleanup returns once the nodes that had answered the attempt without an
+// error (granted or refused it) have answered the release. The other
+// nodes' releases go on in the background: those of nodes that had not
+// answered, and those of nodes that had failed, since a release sent again
+// there could otherwise hold the caller for milliseconds at every attempt
+// while a node fails. It is detached from ctx's cancellation so that a
+// caller giving up leaves nothing behind.
+func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result, refused []bool) {
 	release := c.cfg.release
 	input, args := c.scriptInput(release, req, []string{value})
 	answered := make([]bool, len(results))
 	for i, r := range results {
-		// A node that did not answer within the node timeout, whether the
-		// round or its call ended first, is not waited for again.
-		answered[i] = r.Err != quorum.ErrPending && !errors.Is(r.Err, ErrNodeTimeout)
+		answered[i] = r.Err == nil
 	}
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
@@ -401,10 +411,59 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
+			if err != nil && !refused[i] {
+				reply, err = releaseAgain(ctx, func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }, err)
+			}
 			return result{Value: reply, Err: err}
 		},
 	}
 	round.Run(context.WithoutCancel(ctx))
+}
+
+// refusedBy returns the nodes that answered a round with a reply that
+// granted says is no grant: those that do not hold its keys, unless a
+// Redis client re-sent an earlier request of the same value. A node that
+// failed, or had not answered when the round returned, may hold them.
+func refusedBy(results []result, granted func(any) bool) []bool {
+	refused := make([]bool, len(results))
+	for i, r := range results {
+		refused[i] = r.Err == nil && !granted(r.Value)
+	}
+	return refused
+}
+
+// releaseRetries is how many times a failed release is sent again, and
+// releaseRetryPause the pause before the first of them; each later pause
+// doubles the one before. A node whose fault lasts longer than these few
+// milliseconds keeps the keys until they expire, and a node that fails
+// every request is soon skipped (Client.skipped).
+const (
+	releaseRetries    = 3
+	releaseRetryPause = time.Millisecond
+)
+
+// releaseAgain sends a release that failed with err again, up to
+// releaseRetries times after pauses that start at releaseRetryPause and
+// double, until it is answered or ctx, the node's call context, ends. It
+// returns the last try's reply and error. Sending a release again is safe
+// whatever the failed try did on the node, since a release deletes only
+// keys that hold the attempt's value.
+func releaseAgain(ctx context.Context, run func() (any, error), err error) (any, error) {
+	var reply any
+	pause := releaseRetryPause
+	timer := time.NewTimer(pause)
+	defer timer.Stop()
+	for try := 0; err != nil && try < releaseRetries; try++ {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return reply, err
+		}
+		reply, err = run()
+		pause *= 2
+		timer.Reset(pause)
+	}
+	return reply, err
 }
 
 // result is one node's answer in a round.

@@ -27,7 +27,10 @@
 //
 // It is then valid until start + ttl - drift ([Lock.ValidUntil]). A failed
 // attempt is released on every node, whatever it answered, and Lock
-// retries after a jittered delay chosen by its [RetryStrategy].
+// retries after a jittered delay chosen by its [RetryStrategy]. A release
+// that fails on a node that did not refuse the attempt is sent again up to
+// three times, 1, 2 and 4 ms apart, within the per-node timeout: a key
+// left there would refuse every lock on it until its TTL ran out.
 //
 // Every script compares the stored value with the caller's before touching
 // a key, so only the owner can extend or release a lock, and an extension
@@ -252,9 +255,9 @@
 // release requests, and the late grant of a refused attempt by that
 // attempt's release. Such a node counts in none of Granted, Refused and
 // Errors of the round's [QuorumError] and of the RoundInfo its events get.
-// A refused attempt returns once the nodes that had answered it have
-// answered its release; a node that did not answer within the per-node
-// timeout is not waited for again.
+// A refused attempt returns once the nodes that had granted or refused it
+// have answered its release; the releases of the nodes that had failed it
+// or not answered it go on in the background.
 //
 // A Client's successive attempts on the same keys are ordered the same way,
 // and so is a Resume of a value that no Lock of the Client holds: an

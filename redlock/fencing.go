@@ -61,12 +61,12 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	if err := c.sameServer(); err != nil {
 		trace.attemptDone(start, value, v, validity, false)
-		c.cleanup(ctx, req, value, lanes, phase1)
+		c.cleanup(ctx, req, value, lanes, phase1, refusedBy(phase1, isFencedGrant))
 		return nil, err
 	}
 	if err := c.crossSlot(req, v.errs); err != nil || !quorum.Granted(v.granted, n, validity) {
 		trace.attemptDone(start, value, v, validity, false)
-		c.cleanup(ctx, req, value, lanes, phase1)
+		c.cleanup(ctx, req, value, lanes, phase1, refusedBy(phase1, isFencedGrant))
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,10 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	granted := quorum.Granted(v.granted, n, validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if !granted {
-		c.cleanup(ctx, req, value, lanes, phase2)
+		// The nodes that refused phase 1 do not hold the keys. One that
+		// refused phase 2 may hold some of several: it refuses when any
+		// one no longer holds the value.
+		c.cleanup(ctx, req, value, lanes, phase2, refusedBy(phase1, isFencedGrant))
 		return nil, c.failure(observe.OpLock, req, v, validity)
 	}
 	return newLock(c, req, value, uint64(token), start, lanes), nil
