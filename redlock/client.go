@@ -382,7 +382,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 //
 // A release that fails on a node that may hold the keys, one not among
 // those that refused the attempt (refused, see refusedBy), is sent again
-// (releaseAgain). Keys left behind would refuse every lock on them,
+// (releaseAgain), unless the node is failing. Keys left behind would refuse every lock on them,
 // this Client's next attempt included, for the rest of the TTL; under
 // contention, on nodes whose faults come and go, each attempt failing on
 // them would leave more.
@@ -411,7 +411,7 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
-			if err != nil && !refused[i] {
+			if err != nil && !refused[i] && !c.health.Failed(i) {
 				reply, err = releaseAgain(ctx, func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }, err)
 			}
 			return result{Value: reply, Err: err}
@@ -435,8 +435,9 @@ func refusedBy(results []result, granted func(any) bool) []bool {
 // releaseRetries is how many times a failed release is sent again, and
 // releaseRetryPause the pause before the first of them; each later pause
 // doubles the one before. A node whose fault lasts longer than these few
-// milliseconds keeps the keys until they expire, and a node that fails
-// every request is soon skipped (Client.skipped).
+// milliseconds keeps the keys until they expire. A release is not sent
+// again to a node whose last requests all failed (quorum.Health.Failed),
+// one that refuses connections say: it would fail again.
 const (
 	releaseRetries    = 3
 	releaseRetryPause = time.Millisecond
@@ -478,8 +479,11 @@ type result = quorum.Reply
 // sameServer compares the nodes' server IDs), a node's server ID is still
 // to learn (see unknownServers); a node that had not answered by then has
 // quorum.ErrPending, wrapped in a *nodeTimeoutError when the round ended
-// at the per-node timeout.
+// at the per-node timeout. A release, Unlock's, that fails on a node that
+// is not failing is sent again (releaseAgain): the keys it leaves there
+// would refuse every lock on them for the rest of the TTL.
 func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, skip []bool, learn bool, yes func(any) bool) []result {
+	release := script == c.cfg.release.script
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
 		Timeout: req.nodeTimeout,
@@ -492,6 +496,9 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
 		Call: func(nodeCtx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
+			if err != nil && release && !c.health.Failed(i) {
+				reply, err = releaseAgain(nodeCtx, func() (any, error) { return c.nodes[i].Run(nodeCtx, script, req.keys, args) }, err)
+			}
 			if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
 				err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: err}
 			}

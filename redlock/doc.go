@@ -27,10 +27,12 @@
 //
 // It is then valid until start + ttl - drift ([Lock.ValidUntil]). A failed
 // attempt is released on every node, whatever it answered, and Lock
-// retries after a jittered delay chosen by its [RetryStrategy]. A release
-// that fails on a node that did not refuse the attempt is sent again up to
-// three times, 1, 2 and 4 ms apart, within the per-node timeout: a key
-// left there would refuse every lock on it until its TTL ran out.
+// retries after a jittered delay chosen by its [RetryStrategy]. A release,
+// Unlock's or a failed attempt's, that fails on a node (one that did not
+// refuse the attempt, and whose last 3 requests did not all fail) is sent
+// again up to three times, 1, 2 and 4 ms apart, within the per-node
+// timeout: a key left there would refuse every lock on it until its TTL
+// ran out.
 //
 // Every script compares the stored value with the caller's before touching
 // a key, so only the owner can extend or release a lock, and an extension

@@ -125,3 +125,33 @@ func TestFailedAttemptReleasesAgainAFewTimesOnly(t *testing.T) {
 		t.Errorf("node 0 does not hold k, though every release failed")
 	}
 }
+
+// An Unlock whose release fails on a node sends it there again, so that
+// the node does not keep the key, refusing other locks, for the rest of
+// the TTL. The release is sent again only where it failed.
+func TestUnlockReleasesAgainWhereItFailed(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WaitForEveryNode())
+	loadScripts(t, c, client)
+	l := mustLock(t, client, "k", time.Minute)
+	// Node 0 fails the release twice, node 1 loses its reply once.
+	calls := [3]func() int{
+		callFaults(c.faults[0], faults.Fail, faults.Fail),
+		callFaults(c.faults[1], faults.LoseReply),
+		callFaults(c.faults[2]),
+	}
+	if err := l.Unlock(context.Background()); err != nil {
+		t.Errorf("Unlock = %v, want nil", err)
+	}
+	c.settle(t)
+	for i, s := range c.servers {
+		if s.Exists("k") {
+			t.Errorf("node %d still holds k after Unlock", i)
+		}
+	}
+	for i, want := range []int{3, 2, 1} {
+		if n := calls[i](); n != want {
+			t.Errorf("node %d got %d releases, want %d", i, n, want)
+		}
+	}
+}
