@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/fencecheck"
 	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/redlock"
 	"github.com/locksmith-go/locksmith/redlock/observe"
@@ -83,5 +84,49 @@ func countingObserver() observe.Observer {
 		ExtendFailed: func(context.Context, observe.RoundInfo) { events.Add(1) },
 		LockLost:     func(context.Context, observe.LockLostInfo) { events.Add(1) },
 		Released:     func(context.Context, observe.RoundInfo) { events.Add(1) },
+	}
+}
+
+// BenchmarkContendedLockUnderFlappingFaults measures the time per grant of
+// three goroutines that lock and unlock one resource on five in-process
+// nodes, of which up to two take a random fault that changes every 5 ms:
+// a failure, a lost reply, a delay or a hang (faults.Scramble). Each
+// failed release leaves a key that refuses every lock until its TTL, 1 s,
+// runs out. Run it with a fixed count, -benchtime=60x say: one op is one
+// grant.
+func BenchmarkContendedLockUnderFlappingFaults(b *testing.B) {
+	for _, fenced := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fenced=%v", fenced), func(b *testing.B) {
+			c := newCluster(b, 5)
+			opts := []redlock.Option{
+				redlock.WithNodeTimeout(testNodeTimeout),
+				redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 10*time.Millisecond, 1000)),
+			}
+			if fenced {
+				opts = append(opts, redlock.WithFencing())
+			}
+			client, err := redlock.New(c.conns, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := fencecheck.Run{
+				Resources: []string{"r"},
+				Workers:   3,
+				Grants:    b.N,
+				Seed:      1,
+				TickEvery: flapEvery,
+				Tick:      flap(c),
+			}
+			b.ResetTimer()
+			grants, err := run.Collect(fencecheck.Locker(client, time.Second))
+			b.StopTimer()
+			settle(b, client)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if total, _ := fencecheck.Report(grants); total < b.N {
+				b.Fatalf("%d grants, want %d", total, b.N)
+			}
+		})
 	}
 }

@@ -382,24 +382,27 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 //
 // A release that fails on a node that may hold the keys, one not among
 // those that refused the attempt (refused, see refusedBy), is sent again
-// (releaseAgain), unless the node is failing. Keys left behind would refuse every lock on them,
-// this Client's next attempt included, for the rest of the TTL; under
-// contention, on nodes whose faults come and go, each attempt failing on
-// them would leave more.
+// (releaseAgain), unless the node is failing or refused it as a CROSSSLOT
+// mistake, which nothing set. Keys left behind would refuse every lock on
+// them, this Client's next attempt included, for the rest of the TTL;
+// under contention, on nodes whose faults come and go, each attempt
+// failing on them would leave more.
 //
-// cleanup returns once the nodes that had answered the attempt without an
-// error (granted or refused it) have answered the release. The other
-// nodes' releases go on in the background: those of nodes that had not
-// answered, and those of nodes that had failed, since a release sent again
-// there could otherwise hold the caller for milliseconds at every attempt
-// while a node fails. It is detached from ctx's cancellation so that a
+// cleanup returns once the nodes that had answered the attempt (in
+// results, not with a node timeout) have answered the release, sent again
+// where it failed, and the others' releases go on in the background. A
+// release sent again is thus no straggler, which would make its node look
+// behind (see skipped), and the node's failures are counted by the time
+// the attempt returns. It is detached from ctx's cancellation so that a
 // caller giving up leaves nothing behind.
 func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result, refused []bool) {
 	release := c.cfg.release
 	input, args := c.scriptInput(release, req, []string{value})
 	answered := make([]bool, len(results))
 	for i, r := range results {
-		answered[i] = r.Err == nil
+		// A node that did not answer within the node timeout, whether the
+		// round or its call ended first, is not waited for again.
+		answered[i] = r.Err != quorum.ErrPending && !errors.Is(r.Err, ErrNodeTimeout)
 	}
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
@@ -411,7 +414,7 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
-			if err != nil && !refused[i] && !c.health.Failed(i) {
+			if err != nil && !refused[i] && !c.health.Failed(i) && !isCrossSlot(err) {
 				reply, err = releaseAgain(ctx, func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }, err)
 			}
 			return result{Value: reply, Err: err}
@@ -420,14 +423,16 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 	round.Run(context.WithoutCancel(ctx))
 }
 
-// refusedBy returns the nodes that answered a round with a reply that
-// granted says is no grant: those that do not hold its keys, unless a
-// Redis client re-sent an earlier request of the same value. A node that
-// failed, or had not answered when the round returned, may hold them.
+// refusedBy returns the nodes that refused a round: those whose reply is a
+// number that granted says is no grant, as countVotes counts them. They do
+// not hold its keys, unless a Redis client re-sent an earlier request of
+// the same value. A node that failed, answered something else or had not
+// answered when the round returned may hold them.
 func refusedBy(results []result, granted func(any) bool) []bool {
 	refused := make([]bool, len(results))
 	for i, r := range results {
-		refused[i] = r.Err == nil && !granted(r.Value)
+		_, number := r.Value.(int64)
+		refused[i] = r.Err == nil && number && !granted(r.Value)
 	}
 	return refused
 }
@@ -479,11 +484,8 @@ type result = quorum.Reply
 // sameServer compares the nodes' server IDs), a node's server ID is still
 // to learn (see unknownServers); a node that had not answered by then has
 // quorum.ErrPending, wrapped in a *nodeTimeoutError when the round ended
-// at the per-node timeout. A release, Unlock's, that fails on a node that
-// is not failing is sent again (releaseAgain): the keys it leaves there
-// would refuse every lock on them for the rest of the TTL.
+// at the per-node timeout.
 func (c *Client) round(ctx context.Context, script *scripts.Script, req request, args []string, lanes *quorum.Lanes, skip []bool, learn bool, yes func(any) bool) []result {
-	release := script == c.cfg.release.script
 	round := quorum.Round{
 		Nodes:   len(c.nodes),
 		Timeout: req.nodeTimeout,
@@ -496,9 +498,6 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
 		Call: func(nodeCtx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
-			if err != nil && release && !c.health.Failed(i) {
-				reply, err = releaseAgain(nodeCtx, func() (any, error) { return c.nodes[i].Run(nodeCtx, script, req.keys, args) }, err)
-			}
 			if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
 				err = &nodeTimeoutError{timeout: req.nodeTimeout, driverErr: err}
 			}

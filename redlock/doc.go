@@ -27,12 +27,11 @@
 //
 // It is then valid until start + ttl - drift ([Lock.ValidUntil]). A failed
 // attempt is released on every node, whatever it answered, and Lock
-// retries after a jittered delay chosen by its [RetryStrategy]. A release,
-// Unlock's or a failed attempt's, that fails on a node (one that did not
-// refuse the attempt, and whose last 3 requests did not all fail) is sent
-// again up to three times, 1, 2 and 4 ms apart, within the per-node
-// timeout: a key left there would refuse every lock on it until its TTL
-// ran out.
+// retries after a jittered delay chosen by its [RetryStrategy]. That
+// release, where it fails on a node that did not refuse the attempt and
+// whose last 3 requests did not all fail, is sent again up to three times,
+// 1, 2 and 4 ms apart, within the per-node timeout: a key left there would
+// refuse every lock on it until its TTL ran out.
 //
 // Every script compares the stored value with the caller's before touching
 // a key, so only the owner can extend or release a lock, and an extension
@@ -169,7 +168,8 @@
 //     more, such as publishing a release notification for clients waiting
 //     on the key; a release script that does not leaves waiting clients to
 //     find out by retrying. It also runs after every failed attempt, on
-//     every node, whether or not it holds the keys.
+//     every node, whether or not it holds the keys, and there up to four
+//     times on a node where it fails, even when the failed try was applied.
 //
 // Every script compares the stored value with ARGV[1] before touching a
 // lock key, names every key it touches in KEYS (Redis Cluster requires it,
@@ -257,9 +257,9 @@
 // release requests, and the late grant of a refused attempt by that
 // attempt's release. Such a node counts in none of Granted, Refused and
 // Errors of the round's [QuorumError] and of the RoundInfo its events get.
-// A refused attempt returns once the nodes that had granted or refused it
-// have answered its release; the releases of the nodes that had failed it
-// or not answered it go on in the background.
+// A refused attempt returns once the nodes that had answered it have
+// answered its release, sent again where it failed; a node that did not
+// answer within the per-node timeout is not waited for again.
 //
 // A Client's successive attempts on the same keys are ordered the same way,
 // and so is a Resume of a value that no Lock of the Client holds: an

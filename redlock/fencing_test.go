@@ -129,20 +129,9 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 		Workers:   3,
 		Grants:    grantCount,
 		Seed:      seed,
-		TickEvery: 5 * time.Millisecond,
+		TickEvery: flapEvery,
 		Abandon:   0.03,
-		Tick: func(rng *rand.Rand, stop bool) {
-			if stop {
-				faults.Reset(c.faults)
-				return
-			}
-			// In-process nodes only expire keys when told that time
-			// has passed.
-			for _, s := range c.servers {
-				s.FastForward(5 * time.Millisecond)
-			}
-			faults.Scramble(rng, c.faults, 2)
-		},
+		Tick:      flap(c),
 	}
 	grants, err := run.Collect(fencecheck.Locker(client, time.Second))
 	if err != nil {
@@ -167,6 +156,26 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 	t.Logf("seed %d: %d fenced grants over %d resources, %d violations", seed, total, len(grants), len(violations))
 	if total < run.Grants {
 		t.Errorf("only %d grants, want %d", total, run.Grants)
+	}
+}
+
+// flapEvery is how often flap changes the faults.
+const flapEvery = 5 * time.Millisecond
+
+// flap returns a fencecheck.Run Tick that moves the clock of c's nodes on
+// by flapEvery, since in-process nodes only expire keys when told that
+// time has passed, and gives up to two of them a new random fault
+// (faults.Scramble); at the end it clears the faults.
+func flap(c *cluster) func(rng *rand.Rand, stop bool) {
+	return func(rng *rand.Rand, stop bool) {
+		if stop {
+			faults.Reset(c.faults)
+			return
+		}
+		for _, s := range c.servers {
+			s.FastForward(flapEvery)
+		}
+		faults.Scramble(rng, c.faults, 2)
 	}
 }
 

@@ -303,12 +303,9 @@ func (l *Lock) setValidity(until time.Time, ttl time.Duration) {
 //
 // Unlock is detached from ctx's cancellation: it runs to the end, each node
 // bounded by the per-node timeout, even if ctx is cancelled, so that a
-// caller giving up still releases its lock. A release that fails on a node
-// is sent there again up to three times, 1, 2 and 4 ms apart, within the
-// per-node timeout, unless the node's last 3 requests all failed; a node
-// that a quorum does not need goes on with that in the background. Calling it again after a confirmed Unlock returns
-// ErrReleased without contacting any node; after an unconfirmed one it
-// tries the release again.
+// caller giving up still releases its lock. Calling it again after a
+// confirmed Unlock returns ErrReleased without contacting any node; after an
+// unconfirmed one it tries the release again.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.check("Unlock"); err != nil {
 		return err
