@@ -413,9 +413,10 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Workers: &c.workers,
 		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
-			reply, err := c.nodes[i].Run(ctx, release.script, input.keys, args)
+			run := func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }
+			reply, err := run()
 			if err != nil && !refused[i] && !c.health.Failed(i) && !isCrossSlot(err) {
-				reply, err = releaseAgain(ctx, func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }, err)
+				reply, err = releaseAgain(ctx, run, err)
 			}
 			return result{Value: reply, Err: err}
 		},

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/redlock"
 )
@@ -124,31 +123,6 @@ func TestFailedAttemptReleasesAgainAFewTimesOnly(t *testing.T) {
 	}
 	if !c.servers[0].Exists("k") {
 		t.Errorf("node 0 does not hold k, though every release failed")
-	}
-}
-
-// A CROSSSLOT refusal of a failed attempt's release is not sent again:
-// the node set nothing, and would refuse it again.
-func TestCrossSlotReleaseIsNotSentAgain(t *testing.T) {
-	c := newCluster(t, 3)
-	nodes := make([]*clusterNode, 3)
-	conns := make([]driver.Conn, 3)
-	for i := range conns {
-		nodes[i] = &clusterNode{Conn: c.conns[i]}
-		conns[i] = nodes[i]
-	}
-	client, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRetryStrategy(redlock.NoRetry()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.LockMulti(context.Background(), []string{"a", "b"}, time.Minute); !errors.Is(err, redlock.ErrInvalidArgument) {
-		t.Fatalf("LockMulti = %v, want ErrInvalidArgument", err)
-	}
-	settle(t, client)
-	for i, n := range nodes {
-		if got := n.refused.Load(); got != 2 {
-			t.Errorf("node %d refused %d requests with CROSSSLOT, want 2: the acquire and one release", i, got)
-		}
 	}
 }
 

@@ -338,12 +338,16 @@ func TestCrossSlotIsRefusedWhateverTheNodesHealth(t *testing.T) {
 }
 
 // CROSSSLOT refusals are the caller's mistake, not the nodes' failures:
-// after them, a valid lock is sent to every node.
+// after them, a valid lock is sent to every node. Nor is a failed
+// attempt's release refused with CROSSSLOT sent again, as a release that
+// failed would be: the node set nothing, and would refuse it again.
 func TestCrossSlotRefusalsDoNotMakeNodesFailing(t *testing.T) {
 	c := newCluster(t, 3)
+	nodes := make([]*clusterNode, 3)
 	conns := make([]driver.Conn, 3)
 	for i := range conns {
-		conns[i] = &clusterNode{Conn: c.conns[i]}
+		nodes[i] = &clusterNode{Conn: c.conns[i]}
+		conns[i] = nodes[i]
 	}
 	client, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRetryStrategy(redlock.NoRetry()))
 	if err != nil {
@@ -357,6 +361,11 @@ func TestCrossSlotRefusalsDoNotMakeNodesFailing(t *testing.T) {
 			t.Fatalf("LockMulti = %v, want ErrInvalidArgument", err)
 		}
 		settle(t, client)
+	}
+	for i, n := range nodes {
+		if got := n.refused.Load(); got != 6 {
+			t.Errorf("node %d refused %d requests with CROSSSLOT, want 6: each attempt's acquire and one release", i, got)
+		}
 	}
 	l := mustLock(t, client, "x", time.Minute)
 	defer l.Unlock(context.Background())
