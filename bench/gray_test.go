@@ -128,8 +128,8 @@ func grayGoredisClients(tb testing.TB, addrs []string) []*redis.Client {
 	return clients
 }
 
-// grayRuns numbers the runs of BenchmarkGray's sub-benchmarks, so that no
-// two runs use the same keys.
+// grayRuns numbers the runs of BenchmarkGray's sub-benchmarks and of
+// TestGrayContendersExclude's, so that no two runs use the same keys.
 var grayRuns atomic.Int64
 
 // BenchmarkGray times lock+unlock on 5 nodes while one of them, the first,
