@@ -54,8 +54,12 @@ const (
 // first subscription and closes it after the last one ends. When the
 // connection fails, the Hub opens another at once and subscribes again to
 // every channel; while it cannot, it tries again after delays that double
-// from 10ms up to 500ms. Messages published in between are lost, which
-// driver.Notifier allows.
+// from 10ms up to 500ms. A connection whose server answers that second
+// subscription with an error reply ([Hub.Refused]), as one still starting
+// or one whose ACL no longer allows a channel does, counts as failed too:
+// the server may not have subscribed, so the Hub closes the connection
+// and opens another after the next delay. Messages published in between
+// are lost, which driver.Notifier allows.
 //
 // Make a Hub with [NewHub]. Its methods may be called concurrently.
 type Hub struct {
@@ -72,6 +76,12 @@ type Hub struct {
 	conn     PubSub             // nil while not connected
 	stop     context.CancelFunc // ends conn's Receive
 	running  bool               // the connection's goroutine is running
+	// again holds the channels that connect subscribed to again on conn,
+	// having been confirmed on an earlier connection, until conn confirms
+	// them; redial is set when an error reply came while some were
+	// unconfirmed, and makes run replace conn (see Hub).
+	again  map[string]struct{}
+	redial bool
 
 	// afterLastLeft, when set by a test, runs in remove after the last
 	// subscriber of a channel left and the Hub released mu, before it
@@ -236,6 +246,7 @@ func (h *Hub) Message(name, payload string) {
 func (h *Hub) Confirmed(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	delete(h.again, name)
 	if ch, ok := h.channels[name]; ok {
 		select {
 		case <-ch.confirmed:
@@ -249,10 +260,20 @@ func (h *Hub) Confirmed(name string) {
 // NOPERM, which a PubSub's Receive reads in place of a confirmation: the
 // connection itself is fine. Such a reply names no channel, so every
 // subscription still waiting for its confirmation fails with err, at once
-// rather than at the end of its ctx. Subscriptions already confirmed go on.
+// rather than at the end of its ctx. Subscriptions already confirmed go
+// on, except when the Hub has subscribed to some of them again on a new
+// connection that has not confirmed them yet: the reply may be the
+// refusal of those, so the Hub ends the connection and opens another
+// after a delay (see Hub).
 func (h *Hub) Refused(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.again) > 0 {
+		h.redial = true
+		if h.stop != nil {
+			h.stop()
+		}
+	}
 	for _, ch := range h.channels {
 		select {
 		case <-ch.confirmed:
@@ -273,11 +294,10 @@ func (h *Hub) run() {
 			return // no subscriber left
 		}
 		if err == nil {
-			delay = minRedial
 			ctx, stop := context.WithCancel(context.Background())
 			h.mu.Lock()
 			h.stop = stop
-			if len(h.channels) == 0 {
+			if len(h.channels) == 0 || h.redial {
 				stop()
 			}
 			h.mu.Unlock()
@@ -288,13 +308,18 @@ func (h *Hub) run() {
 			// for a PubSub whose dynamic type is not comparable.)
 			h.mu.Lock()
 			h.conn, h.stop = nil, nil
+			refused := h.redial
+			h.again, h.redial = nil, false
 			h.mu.Unlock()
 			// A Subscribe or Unsubscribe that took conn before it
 			// was cleared may still be writing to it.
 			h.writeMu.Lock()
 			conn.Close()
 			h.writeMu.Unlock()
-			continue
+			if !refused {
+				delay = minRedial
+				continue
+			}
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, maxRedial)
@@ -320,8 +345,17 @@ func (h *Hub) connect() (PubSub, error) {
 	}
 	h.mu.Lock()
 	names := make([]string, 0, len(h.channels))
-	for name := range h.channels {
+	h.again, h.redial = nil, false
+	for name, ch := range h.channels {
 		names = append(names, name)
+		select {
+		case <-ch.confirmed:
+			if h.again == nil {
+				h.again = make(map[string]struct{})
+			}
+			h.again[name] = struct{}{}
+		default:
+		}
 	}
 	h.conn = conn
 	h.mu.Unlock()
@@ -334,6 +368,7 @@ func (h *Hub) connect() (PubSub, error) {
 		h.Refused(err)
 		h.mu.Lock()
 		h.conn = nil
+		h.again, h.redial = nil, false
 		h.mu.Unlock()
 		h.writeMu.Lock()
 		conn.Close()

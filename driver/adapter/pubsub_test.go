@@ -238,3 +238,128 @@ func TestHubSubscribeRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// refusingPubSub is a PubSub whose server confirms the first connection's
+// subscriptions, answers the second connection's with an error reply, as
+// a server still starting does, and confirms the third's.
+type refusingPubSub struct {
+	hub   *adapter.Hub
+	n     int32         // which connection of the Hub this is, from 1
+	drop  chan struct{} // closed to break the first connection
+	after string        // published on the third connection
+}
+
+func (p refusingPubSub) Subscribe(_ context.Context, channels ...string) error {
+	if p.n != 2 {
+		for _, ch := range channels {
+			p.hub.Confirmed(ch)
+		}
+	}
+	return nil
+}
+
+func (p refusingPubSub) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p refusingPubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+	switch p.n {
+	case 1:
+		select {
+		case <-p.drop:
+			return errors.New("connection reset")
+		case <-ctx.Done():
+			return nil
+		}
+	case 2:
+		hub.Refused(errors.New("ERR unknown command 'SUBSCRIBE'"))
+	default:
+		hub.Message("ch", p.after)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (p refusingPubSub) Close() {}
+
+// A Hub whose subscription made again on a new connection is refused with
+// an error reply does not leave that connection unsubscribed: it opens
+// another and subscribes there, so messages reach the subscriber again.
+func TestHubRedialsWhenASubscriptionMadeAgainIsRefused(t *testing.T) {
+	var hub *adapter.Hub
+	var dials atomic.Int32
+	drop := make(chan struct{})
+	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+		return refusingPubSub{hub: hub, n: dials.Add(1), drop: drop, after: "after"}, nil
+	})
+	got := make(chan string, 10)
+	cancel, err := hub.Subscribe(context.Background(), "ch", func(p string) { got <- p })
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer cancel()
+	close(drop)
+	if p := await(t, got); p != "after" {
+		t.Fatalf("got %q, want after", p)
+	}
+	if n := dials.Load(); n != 3 {
+		t.Errorf("the Hub opened %d connections, want 3", n)
+	}
+}
+
+// An error reply to a new subscription on a connection whose other
+// subscriptions are confirmed fails that Subscribe only: the connection
+// stays, and so do the subscriptions on it.
+func TestHubKeepsItsConnectionWhenANewSubscriptionIsRefused(t *testing.T) {
+	var hub *adapter.Hub
+	var dials atomic.Int32
+	refuse := make(chan struct{}, 1)
+	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+		dials.Add(1)
+		return refusalOnDemand{hub: hub, refuse: refuse}, nil
+	})
+	got := make(chan string, 10)
+	keep, err := hub.Subscribe(context.Background(), "ch", func(p string) { got <- p })
+	if err != nil {
+		t.Fatalf("Subscribe(ch): %v", err)
+	}
+	defer keep()
+	refuse <- struct{}{}
+	if _, err := hub.Subscribe(context.Background(), "denied", func(string) {}); err == nil {
+		t.Fatal("Subscribe(denied) succeeded, want the server's refusal")
+	}
+	hub.Message("ch", "still")
+	if p := await(t, got); p != "still" {
+		t.Fatalf("got %q, want still", p)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("the Hub opened %d connections, want 1", n)
+	}
+}
+
+// refusalOnDemand is a PubSub whose server confirms every subscription,
+// except that it answers the next SUBSCRIBE with an error reply after a
+// value arrives on refuse.
+type refusalOnDemand struct {
+	hub    *adapter.Hub
+	refuse chan struct{}
+}
+
+func (p refusalOnDemand) Subscribe(_ context.Context, channels ...string) error {
+	select {
+	case <-p.refuse:
+		p.hub.Refused(errors.New("NOPERM this user has no permissions to access one of the channels"))
+	default:
+		for _, ch := range channels {
+			p.hub.Confirmed(ch)
+		}
+	}
+	return nil
+}
+
+func (p refusalOnDemand) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p refusalOnDemand) Receive(ctx context.Context, _ *adapter.Hub) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (p refusalOnDemand) Close() {}
