@@ -51,15 +51,19 @@ const (
 //
 // The connection and the goroutine that reads from it exist only while
 // some channel has a subscriber: the Hub opens the connection for the
-// first subscription and closes it after the last one ends. When the
-// connection fails, the Hub opens another at once and subscribes again to
-// every channel; while it cannot, it tries again after delays that double
-// from 10ms up to 500ms. A connection whose server answers that second
-// subscription with an error reply ([Hub.Refused]), as one still starting
-// or one whose ACL no longer allows a channel does, counts as failed too:
-// the server may not have subscribed, so the Hub closes the connection
-// and opens another after the next delay. Messages published in between
-// are lost, which driver.Notifier allows.
+// first subscription and closes it after the last one ends. When a
+// connection on which the server had confirmed a subscription fails, the
+// Hub opens another at once and subscribes again to every channel. While
+// it cannot, or while each new connection fails before the server has
+// confirmed a subscription on it (as through a proxy that accepts
+// connections for a server that is down and closes them), it tries again
+// after delays that double from 10ms up to 500ms. A connection whose
+// server answers that second subscription with an error reply
+// ([Hub.Refused]), as one still starting or one whose ACL no longer
+// allows a channel does, counts as failed too: the server may not have
+// subscribed, so the Hub closes the connection and opens another after
+// the next delay. Messages published in between are lost, which
+// driver.Notifier allows.
 //
 // Make a Hub with [NewHub]. Its methods may be called concurrently.
 type Hub struct {
@@ -82,11 +86,17 @@ type Hub struct {
 	// unconfirmed, and makes run replace conn (see Hub).
 	again  map[string]struct{}
 	redial bool
+	// confirmedOn is set when conn confirmed a subscription; run opens
+	// the next connection at once only after one that had.
+	confirmedOn bool
 
 	// afterLastLeft, when set by a test, runs in remove after the last
 	// subscriber of a channel left and the Hub released mu, before it
 	// sends UNSUBSCRIBE.
 	afterLastLeft func(channel string)
+	// pause, when set by a test, replaces time.Sleep for the delays
+	// before a new connection.
+	pause func(time.Duration)
 }
 
 type channel struct {
@@ -247,6 +257,7 @@ func (h *Hub) Confirmed(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.again, name)
+	h.confirmedOn = true
 	if ch, ok := h.channels[name]; ok {
 		select {
 		case <-ch.confirmed:
@@ -308,20 +319,27 @@ func (h *Hub) run() {
 			// for a PubSub whose dynamic type is not comparable.)
 			h.mu.Lock()
 			h.conn, h.stop = nil, nil
-			refused := h.redial
-			h.again, h.redial = nil, false
+			worked := h.confirmedOn && !h.redial
+			idle := len(h.channels) == 0
+			h.again, h.redial, h.confirmedOn = nil, false, false
 			h.mu.Unlock()
 			// A Subscribe or Unsubscribe that took conn before it
 			// was cleared may still be writing to it.
 			h.writeMu.Lock()
 			conn.Close()
 			h.writeMu.Unlock()
-			if !refused {
+			if worked {
 				delay = minRedial
+			}
+			if worked || idle {
 				continue
 			}
 		}
-		time.Sleep(delay)
+		if h.pause != nil {
+			h.pause(delay)
+		} else {
+			time.Sleep(delay)
+		}
 		delay = min(2*delay, maxRedial)
 	}
 }
@@ -345,7 +363,7 @@ func (h *Hub) connect() (PubSub, error) {
 	}
 	h.mu.Lock()
 	names := make([]string, 0, len(h.channels))
-	h.again, h.redial = nil, false
+	h.again, h.redial, h.confirmedOn = nil, false, false
 	for name, ch := range h.channels {
 		names = append(names, name)
 		select {

@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -239,72 +240,6 @@ func TestHubSubscribeRejectsBadInput(t *testing.T) {
 	}
 }
 
-// refusingPubSub is a PubSub whose server confirms the first connection's
-// subscriptions, answers the second connection's with an error reply, as
-// a server still starting does, and confirms the third's.
-type refusingPubSub struct {
-	hub   *adapter.Hub
-	n     int32         // which connection of the Hub this is, from 1
-	drop  chan struct{} // closed to break the first connection
-	after string        // published on the third connection
-}
-
-func (p refusingPubSub) Subscribe(_ context.Context, channels ...string) error {
-	if p.n != 2 {
-		for _, ch := range channels {
-			p.hub.Confirmed(ch)
-		}
-	}
-	return nil
-}
-
-func (p refusingPubSub) Unsubscribe(context.Context, ...string) error { return nil }
-
-func (p refusingPubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
-	switch p.n {
-	case 1:
-		select {
-		case <-p.drop:
-			return errors.New("connection reset")
-		case <-ctx.Done():
-			return nil
-		}
-	case 2:
-		hub.Refused(errors.New("ERR unknown command 'SUBSCRIBE'"))
-	default:
-		hub.Message("ch", p.after)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-func (p refusingPubSub) Close() {}
-
-// A Hub whose subscription made again on a new connection is refused with
-// an error reply does not leave that connection unsubscribed: it opens
-// another and subscribes there, so messages reach the subscriber again.
-func TestHubRedialsWhenASubscriptionMadeAgainIsRefused(t *testing.T) {
-	var hub *adapter.Hub
-	var dials atomic.Int32
-	drop := make(chan struct{})
-	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
-		return refusingPubSub{hub: hub, n: dials.Add(1), drop: drop, after: "after"}, nil
-	})
-	got := make(chan string, 10)
-	cancel, err := hub.Subscribe(context.Background(), "ch", func(p string) { got <- p })
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	defer cancel()
-	close(drop)
-	if p := await(t, got); p != "after" {
-		t.Fatalf("got %q, want after", p)
-	}
-	if n := dials.Load(); n != 3 {
-		t.Errorf("the Hub opened %d connections, want 3", n)
-	}
-}
-
 // An error reply to a new subscription on a connection whose other
 // subscriptions are confirmed fails that Subscribe only: the connection
 // stays, and so do the subscriptions on it.
@@ -363,3 +298,118 @@ func (p refusalOnDemand) Receive(ctx context.Context, _ *adapter.Hub) error {
 }
 
 func (p refusalOnDemand) Close() {}
+
+// A phase is how the server treats one connection of a phasedPubSub.
+type phase int
+
+const (
+	holds    phase = iota // confirms, then breaks when drop is closed
+	refuses               // answers the SUBSCRIBE with an error reply
+	closes                // closes the connection before confirming
+	delivers              // confirms and publishes "after" on ch
+)
+
+// phasedPubSub is one connection of a Hub whose server treats each new
+// connection as the next phase of its script says.
+type phasedPubSub struct {
+	hub   *adapter.Hub
+	phase phase
+	drop  <-chan struct{}
+}
+
+func (p phasedPubSub) Subscribe(_ context.Context, channels ...string) error {
+	if p.phase == holds || p.phase == delivers {
+		for _, ch := range channels {
+			p.hub.Confirmed(ch)
+		}
+	}
+	return nil
+}
+
+func (p phasedPubSub) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p phasedPubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+	switch p.phase {
+	case holds:
+		select {
+		case <-p.drop:
+			return errors.New("connection reset")
+		case <-ctx.Done():
+			return nil
+		}
+	case refuses:
+		hub.Refused(errors.New("ERR unknown command 'SUBSCRIBE'"))
+	case closes:
+		return errors.New("EOF")
+	case delivers:
+		hub.Message("ch", "after")
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (p phasedPubSub) Close() {}
+
+// phasedHub returns a Hub whose n-th connection goes through script[n-1],
+// and the last phase for every connection after those. It subscribes to
+// ch, breaks the first connection, and fails t unless "after" arrives; it
+// returns how many connections the Hub opened by then.
+func phasedHub(t *testing.T, configure func(*adapter.Hub), script ...phase) int32 {
+	t.Helper()
+	var hub *adapter.Hub
+	var dials atomic.Int32
+	drop := make(chan struct{})
+	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+		n := int(dials.Add(1))
+		return phasedPubSub{hub: hub, phase: script[min(n, len(script))-1], drop: drop}, nil
+	})
+	if configure != nil {
+		configure(hub)
+	}
+	got := make(chan string, 10)
+	cancel, err := hub.Subscribe(context.Background(), "ch", func(p string) { got <- p })
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer cancel()
+	close(drop)
+	if p := await(t, got); p != "after" {
+		t.Fatalf("got %q, want after", p)
+	}
+	return dials.Load()
+}
+
+// A Hub whose subscription made again on a new connection is refused with
+// an error reply does not leave that connection unsubscribed: it opens
+// another and subscribes there, so messages reach the subscriber again.
+func TestHubRedialsWhenASubscriptionMadeAgainIsRefused(t *testing.T) {
+	if n := phasedHub(t, nil, holds, refuses, delivers); n != 3 {
+		t.Errorf("the Hub opened %d connections, want 3", n)
+	}
+}
+
+// A Hub whose new connections keep failing before the server confirms a
+// subscription, as through a proxy that accepts connections for a server
+// that is down and closes them, waits between them with delays that
+// double, rather than dialling again at once in a loop; it redials at
+// once only after a connection that had worked.
+func TestHubWaitsBetweenConnectionsThatFailBeforeAConfirmation(t *testing.T) {
+	var mu sync.Mutex
+	var pauses []time.Duration
+	record := func(h *adapter.Hub) {
+		adapter.SetPause(h, func(d time.Duration) {
+			mu.Lock()
+			pauses = append(pauses, d)
+			mu.Unlock()
+		})
+	}
+	if n := phasedHub(t, record, holds, closes, closes, closes, delivers); n != 5 {
+		t.Errorf("the Hub opened %d connections, want 5", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses before new connections = %v, want %v", pauses, want)
+	}
+}
