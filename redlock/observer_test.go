@@ -152,15 +152,25 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	})
 
 	// Once the holder lets go, the next retry wins: here it lets go right
-	// after the first attempt.
+	// after the first attempt. Unlock returns once a majority has
+	// released; the holder's Wait lets the last node's release end too,
+	// which the next attempt, sent to every node, counts.
 	rec = &recorder{}
 	var once sync.Once
-	release := observe.Observer{AttemptDone: func(ctx context.Context, _ observe.RoundInfo) {
-		once.Do(func() { held.Unlock(ctx) })
+	var released error
+	release := observe.Observer{AttemptDone: func(context.Context, observe.RoundInfo) {
+		once.Do(func() {
+			if released = held.Unlock(context.Background()); released == nil {
+				released = holder.Wait(context.Background())
+			}
+		})
 	}}
 	client2 := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(release), redlock.WithObserver(rec.observer()),
 		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Millisecond, 0, 5)))
 	l, err := client2.Lock(context.Background(), "k", time.Second)
+	if released != nil {
+		t.Fatalf("holder's Unlock: %v", released)
+	}
 	if err != nil {
 		t.Fatalf("Lock after the holder released: %v", err)
 	}
