@@ -20,6 +20,9 @@ const NeverPoll = time.Hour
 // it.
 const safetyNet = time.Minute
 
+// waiterNodeTimeout is the per-node timeout of a [Waiter]'s Client.
+const waiterNodeTimeout = 2 * time.Second
+
 // Waiter is a Lock call running in the background on a Client that polls
 // only every [NeverPoll], over Conns that count their script replies.
 type Waiter struct {
@@ -45,7 +48,14 @@ func StartWaiter(t *testing.T, conns []driver.Conn, key string) *Waiter {
 		}
 		counted[i] = faults.CountReplies(n, &w.replies)
 	}
-	client := NewClient(t, counted, redlock.WithReleaseNotifications(true), redlock.WithRetryStrategy(redlock.ConstantBackoff(NeverPoll, 0, 3)))
+	// Every attempt goes to every node, so that AwaitWaiting can count
+	// the replies: on a busy host a late reply would otherwise make the
+	// Client skip a node as behind in its next attempt. The per-node
+	// timeout also bounds each node's subscription, which opens a
+	// connection; one that timed out would leave the waiter polling only,
+	// so it gets longer than NodeTimeout.
+	client := NewClient(t, counted, redlock.WithReleaseNotifications(true), redlock.WithSkipUnhealthyNodes(false),
+		redlock.WithNodeTimeout(waiterNodeTimeout), redlock.WithRetryStrategy(redlock.ConstantBackoff(NeverPoll, 0, 3)))
 	ctx, cancel := context.WithTimeout(context.Background(), safetyNet)
 	t.Cleanup(cancel)
 	go func() {
