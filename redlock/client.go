@@ -306,7 +306,7 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 		defer func() { trace.done(l, err) }()
 	}
 	var w *waiter // made at the first wait
-	defer func() { w.leave() }()
+	defer func() { w.leave(l != nil) }()
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)

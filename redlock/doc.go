@@ -59,10 +59,13 @@
 // one round trip instead of after tens or hundreds of milliseconds.
 //
 // The waiting Lock calls of a Client queue up per key, first come first
-// served. A release wakes only the first of them, so one release costs one
-// attempt rather than one per waiter; the others keep polling at their
-// retry delays, and each moves up as those before it get the lock or give
-// up, so none is passed over for ever. A Client subscribes once per key and
+// served. A release wakes only the first of them, once a majority of the
+// nodes has announced it, so one release costs one attempt rather than one
+// per waiter; the others keep polling at their retry delays, and each
+// moves up as those before it get the lock or give up, so none is passed
+// over for ever. When that attempt is refused (a node it needed had not
+// released yet, or it skipped or failed on one), each further node that
+// announces the same release wakes the call again. A Client subscribes once per key and
 // node however many of its calls wait, and ends the subscriptions when the
 // last of them returns; the adapters share one pub/sub connection per
 // node among all subscriptions.

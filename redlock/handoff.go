@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,11 +47,21 @@ type releaseWaits struct {
 // keyWaits is the queue of one key.
 type keyWaits struct {
 	queue []*waiter
-	// heard holds, for each recent release (told apart by the tag the
-	// Release script publishes), the nodes that announced it; nil once
-	// a majority has and the head was woken.
-	heard   map[string][]bool
+	// heard holds each recent release, told apart by the tag the Release
+	// script publishes.
+	heard   map[string]*release
 	cancels []func() // the subscriptions on the nodes
+}
+
+// release is what a Client heard of one release of a key.
+type release struct {
+	nodes []bool // the nodes that announced it
+	// woke is the waiter that a majority's announcements woke, nil
+	// before that or when no one waited. Each node that announces the
+	// release after that wakes it again while it waits, since its
+	// attempt may have been refused on a node that still held the key
+	// then, or that it skipped or failed on.
+	woke *waiter
 }
 
 // maxReleasesHeard bounds keyWaits.heard. Releases that a majority never
@@ -134,7 +145,7 @@ func (w *waiter) join(ctx context.Context, req request) (subscribed bool) {
 	for _, key := range req.keys {
 		kw, ok := c.waits.keys[key]
 		if !ok {
-			kw = &keyWaits{heard: make(map[string][]bool)}
+			kw = &keyWaits{heard: make(map[string]*release)}
 			c.waits.keys[key] = kw
 			fresh = append(fresh, kw)
 			freshKeys = append(freshKeys, key)
@@ -172,34 +183,44 @@ func (c *Client) subscribe(ctx context.Context, req request, key string, kw *key
 // heard records that node announced the release tagged tag of the key of
 // kw, and wakes the queue's head once a majority of the nodes has announced
 // it: before that, the key may still be held on enough nodes to refuse the
-// head's attempt.
+// head's attempt. Each node that announces the release after that wakes
+// the same waiter again, if it is still in the queue: its attempt may have
+// been refused on a node that had not released the key yet, or on one
+// that it skipped as behind or that failed it, and without a new wake-up
+// it would wait for its whole retry delay, although the lock may now be
+// free. A waiter that got the lock drops such a wake-up (see leave); one
+// that did not tries again at once. Repeated announcements from one node
+// wake no one.
 func (c *Client) heard(kw *keyWaits, node int, tag string) {
 	c.waits.mu.Lock()
 	defer c.waits.mu.Unlock()
-	nodes, seen := kw.heard[tag]
-	if seen && nodes == nil {
-		return // a majority announced it already
-	}
+	r, seen := kw.heard[tag]
 	if !seen {
 		if len(kw.heard) >= maxReleasesHeard {
 			clear(kw.heard)
 		}
-		nodes = make([]bool, len(c.nodes))
-		kw.heard[tag] = nodes
+		r = &release{nodes: make([]bool, len(c.nodes))}
+		kw.heard[tag] = r
 	}
-	nodes[node] = true
+	if r.nodes[node] {
+		return
+	}
+	r.nodes[node] = true
 	count := 0
-	for _, yes := range nodes {
+	for _, yes := range r.nodes {
 		if yes {
 			count++
 		}
 	}
-	if count < quorum.Size(len(c.nodes)) {
-		return
-	}
-	kw.heard[tag] = nil
-	if len(kw.queue) > 0 {
-		kw.queue[0].notify()
+	switch {
+	case count < quorum.Size(len(c.nodes)):
+	case count == quorum.Size(len(c.nodes)):
+		if len(kw.queue) > 0 {
+			r.woke = kw.queue[0]
+			r.woke.notify()
+		}
+	case r.woke != nil && slices.Contains(kw.queue, r.woke):
+		r.woke.notify()
 	}
 }
 
@@ -211,11 +232,13 @@ func (w *waiter) notify() {
 	}
 }
 
-// leave takes w out of its queues when its Lock call returns; a nil w, a
-// call that never waited, has nothing to leave. A wake-up
-// meant for w that it did not use passes to the next in line, and the
-// subscriptions of a key no one waits for any more end.
-func (w *waiter) leave() {
+// leave takes w out of its queues when its Lock call returns, having got
+// the lock or not; a nil w, a call that never waited, has nothing to
+// leave. A wake-up meant for w that it did not use passes to the next in
+// line, unless w got the lock: the release it announced is then w's, and
+// the next in line would only be refused. The subscriptions of a key no
+// one waits for any more end.
+func (w *waiter) leave(granted bool) {
 	if w == nil || w.keys == nil {
 		return
 	}
@@ -223,7 +246,7 @@ func (w *waiter) leave() {
 	var pending bool
 	select {
 	case <-w.wake:
-		pending = true
+		pending = !granted
 	default:
 	}
 	var cancels []func()

@@ -3,6 +3,8 @@ package redlock_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -88,6 +90,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // Client, waiting with an hour's retry delay, whose attempts are counted.
 type handoffScene struct {
 	servers  []*miniredis.Miniredis
+	conns    []driver.Conn // the holder's
 	held     *redlock.Lock
 	waiter   *redlock.Client
 	attempts atomic.Int64
@@ -99,6 +102,7 @@ func newHandoffScene(t *testing.T, nodes int, opts ...redlock.Option) *handoffSc
 	sc := &handoffScene{}
 	var conns []driver.Conn
 	sc.servers, conns = notifyingNodes(t, nodes)
+	sc.conns = conns
 	holder, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout))
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +189,61 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 				t.Errorf("Unlock: %v", err)
 			}
 		})
+	}
+}
+
+// A waiter woken by a majority's announcements whose attempt is refused on
+// one of the nodes that announced (as when it skips that node as behind,
+// or fails on it) is woken again when the last node announces the release,
+// and gets the lock then, not at the end of its hour's retry delay.
+// Before, it heard nothing more of that release and waited the hour.
+func TestReleaseNotificationWakesARefusedWaiterAgain(t *testing.T) {
+	sc := newHandoffScene(t, 3, redlock.WithRetryStrategy(redlock.ConstantBackoff(neverPoll, 0, 10)))
+	ctx, cancel := context.WithTimeout(context.Background(), safetyNet)
+	defer cancel()
+	done := lockAsync(ctx, sc.waiter, "res")
+	eventually(t, "waiter made two attempts and subscribed on every node", func() bool {
+		return sc.replies.Load() == 12 && allEqual(subscribers(sc.servers, "res"), 1)
+	})
+
+	value := sc.held.Value()
+	sum := sha1.Sum([]byte(value))
+	tag := hex.EncodeToString(sum[:])[:16]
+	release := func(node int) {
+		t.Helper()
+		n, err := sc.conns[node].Eval(context.Background(), scripts.Release.Source(), []string{"res"}, []string{value})
+		if err != nil || n != int64(1) {
+			t.Fatalf("release on node %d = %v, %v; want 1", node, n, err)
+		}
+	}
+	// Node 0 releases; node 1 announces the release but still holds the
+	// key, so the attempt that the majority wakes is refused there.
+	release(0)
+	if got := sc.servers[1].Publish(scripts.ReleaseChannel("res"), tag); got != 1 {
+		t.Fatalf("announcement on node 1 reached %d subscribers, want 1", got)
+	}
+	eventually(t, "woken attempt refused and released", func() bool {
+		return sc.attempts.Load() == 3 && sc.replies.Load() == 18
+	})
+	select {
+	case r := <-done:
+		t.Fatalf("Lock returned %v before node 2 released", r.err)
+	default:
+	}
+
+	release(2)
+	r := receive(t, done)
+	if r.err != nil {
+		t.Fatalf("waiting Lock: %v", r.err)
+	}
+	if got := sc.attempts.Load(); got != 4 {
+		t.Errorf("waiter made %d attempts, want 4: two before the release, one at the majority, one at the last node", got)
+	}
+	if err := r.lock.Unlock(context.Background()); err != nil {
+		t.Errorf("waiter's Unlock: %v", err)
+	}
+	if err := sc.held.Unlock(context.Background()); err != nil {
+		t.Errorf("holder's Unlock of node 1: %v", err)
 	}
 }
 
