@@ -24,6 +24,12 @@
 //     such contexts for its per-node calls, as the driver package
 //     documentation states; [WithTimeout] makes one for an adapter's
 //     tests. Put the call's error through [ContextErr].
+//   - A call on the calling goroutine on a connection the Conn holds,
+//     when [Inline] reports ctx and the client bounds a command on a
+//     connection in hand by ctx's deadline, although getting a connection
+//     from its pool may wait longer (a dial, a health check). A [Spare]
+//     keeps the connection of one call for the next; a call that finds
+//     none goes through Run.
 //
 // A client that does react to a cancelled ctx in the middle of a command
 // needs neither: call it directly.
@@ -47,5 +53,6 @@
 // # Concurrency
 //
 // Run, ContextErr, NoScript, WithTimeout and Inline may be called from any
-// goroutine, and the methods of a Background and of a Hub concurrently.
+// goroutine, and the methods of a Background, a Spare and a Hub
+// concurrently.
 package adapter
