@@ -31,7 +31,8 @@
 // timeouts allow. So a call whose ctx can end runs in a goroutine of its
 // own, and when ctx ends first the method returns ctx.Err() at once. That
 // holds for a call whose ctx only its deadline ends, as redlock makes for a
-// round on one node, too: the pool may dial for it.
+// round on one node, too, when the pool would have to lend it a
+// connection: the pool may dial for it.
 //
 // The calls of a redlock round on several nodes are the exception: the
 // round runs each on a goroutine of the redlock Client's that it stops
@@ -46,6 +47,18 @@
 // fits in the socket's send buffer, and the read timeout ends the wait for
 // its reply at the deadline. A connection from a Dial that is no
 // redis.ConnWithTimeout is sent every command with redis.DoContext.
+//
+// A call whose ctx only its deadline ends does not need the pool when the
+// Conn has a connection in hand. After a call whose command got an answer,
+// the Conn keeps its connection out of the pool for its next call (one
+// connection at most, for at most 1s without a call), and such a call with
+// a command of at most 4 KiB runs it on that connection on the calling
+// goroutine, bounded by the deadline as above: a round on one node then
+// costs no goroutine. The other calls take that connection too, when it is
+// there, before they ask the pool. A connection kept is in use as far as
+// the pool can tell: it counts towards MaxActive, and TestOnBorrow,
+// IdleTimeout and MaxConnLifetime do not look at it until it is back. A
+// connection whose command got no answer is never kept.
 //
 // # What may outlive a call
 //
@@ -74,8 +87,11 @@
 // reach a stalled node a DialContext that passes ctx on (or a connect
 // timeout), a read timeout, and TestOnBorrowContext rather than
 // TestOnBorrow. [Conn.Wait] waits for every call still running, those left
-// behind and those on the redlock Client's goroutines included: call it
-// before closing the pool, or in a test that checks for leaked goroutines.
+// behind and those on the redlock Client's goroutines included, and then
+// gives back the connection the Conn keeps: call it before closing the
+// pool, or in a test that checks for leaked goroutines. Otherwise that
+// connection goes back within 1s of the Conn's last call, by a timer; it
+// runs no goroutine while kept.
 //
 // Subscribe's shared pub/sub connection and its two goroutines (one reads,
 // one sends the heartbeat PING) live while some subscription lasts. After
@@ -148,7 +164,14 @@ type Conn struct {
 	hub        *adapter.Hub           // the pub/sub connection of Subscribe
 	background adapter.Background     // the goroutines of calls whose ctx can end
 	serverID   atomic.Pointer[string] // see ServerID; nil until settled
+	// spare is the connection of the last call, kept out of the pool
+	// for the next: see the package documentation.
+	spare *adapter.Spare[redis.Conn]
 }
+
+// keepSpare is how long a Conn keeps the connection of its last call out
+// of the pool for its next call.
+const keepSpare = time.Second
 
 // New returns a Conn that takes a connection from pool for each call and
 // returns it afterwards. The pool remains the caller's: closing it is the
@@ -161,6 +184,9 @@ func New(pool *redis.Pool) *Conn {
 	}
 	c := &Conn{pool: pool}
 	c.hub = adapter.NewHub(c.dialPubSub)
+	// NewSpare fails only for a keep time that is not positive or a nil
+	// release function.
+	c.spare, _ = adapter.NewSpare(keepSpare, closeConn)
 	return c
 }
 
@@ -200,9 +226,17 @@ func (c *Conn) NodeID() string {
 	return fmt.Sprintf("%T@%p", c.pool, c.pool)
 }
 
-// do runs one command on a connection of its own from the pool, and
-// returns as soon as ctx is done: see the package documentation.
+// do runs one command on a connection of its own, and returns as soon as
+// ctx is done: see the package documentation. A call whose command send
+// runs on the calling goroutine (a ctx that only its deadline ends, and a
+// small command) does so on the Conn's spare connection when there is one,
+// which needs no pool; any other call goes through adapter.Run.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
+	if adapter.Inline(ctx) && argsSize(args) <= smallCommand {
+		if conn, ok := c.spare.Take(); ok {
+			return c.runOn(ctx, conn, command, args)
+		}
+	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
 	})
@@ -270,25 +304,42 @@ func argsSize(args []any) int {
 // pool's Dial and TestOnBorrow may not look at ctx, so run may return long
 // after ctx ended; it then sends nothing.
 func (c *Conn) run(ctx context.Context, command string, args []any) (any, error) {
-	conn, err := c.pool.GetContext(ctx)
-	if err != nil {
-		return nil, adapter.ContextErr(ctx, err)
+	conn, ok := c.spare.Take()
+	if !ok {
+		var err error
+		if conn, err = c.pool.GetContext(ctx); err != nil {
+			return nil, adapter.ContextErr(ctx, err)
+		}
 	}
-	// Close hands the connection back to the pool, or discards it after
-	// a failure. Its error concerns only that connection, and the reply
-	// is already in hand.
-	defer conn.Close()
 	if err := ctx.Err(); err != nil {
 		// The caller gave up while the pool dialled or checked the
 		// connection: a lock request no one waits for must not go out.
+		closeConn(conn)
 		return nil, err
 	}
+	return c.runOn(ctx, conn, command, args)
+}
+
+// runOn runs one command on conn, which is the caller's, and then keeps
+// conn as the Conn's spare, or hands it back to the pool, which discards it
+// when it failed.
+func (c *Conn) runOn(ctx context.Context, conn redis.Conn, command string, args []any) (any, error) {
 	reply, err := send(ctx, conn, command, args)
 	if c.serverID.Load() == nil && answered(err) {
 		c.learnServerID(ctx, conn)
 	}
+	// A connection goes on being used only after an answer: one whose
+	// command failed otherwise may hold the rest of a reply, or none.
+	if !answered(err) || conn.Err() != nil || !c.spare.Put(conn) {
+		closeConn(conn)
+	}
 	return reply, adapter.ContextErr(ctx, err)
 }
+
+// closeConn hands conn back to the pool, or has the pool discard it when it
+// failed. Its error concerns only that connection, and any reply is
+// already in hand.
+func closeConn(conn redis.Conn) { _ = conn.Close() }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
 // has finished, including those that returned early because their ctx
@@ -301,7 +352,9 @@ func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls
 	}
-	return c.background.Wait(ctx)
+	err := c.background.Wait(ctx)
+	c.spare.Release()
+	return err
 }
 
 // scriptArgs lays out the arguments of EVAL and EVALSHA: the script or its
