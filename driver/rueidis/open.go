@@ -50,7 +50,7 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	c := &Conn{opened: o, id: optionID(option, o)}
+	c := &Conn{opened: o, id: optionID(option, o), spare: newSpare()}
 	c.hub = adapter.NewHub(c.dialPubSub)
 	go o.build()
 	return c, nil
@@ -64,6 +64,7 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 // For a Conn from [New], whose client is the caller's, Close does nothing.
 func (c *Conn) Close() {
 	if c != nil && c.opened != nil {
+		c.spare.Release()
 		c.opened.close()
 	}
 }

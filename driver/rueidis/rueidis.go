@@ -53,6 +53,18 @@
 // deadline, so the client runs there (see adapter.Run), and the method may
 // return after ctx ended, when the bounds below end the command.
 //
+// A call whose ctx only its deadline ends runs on the calling goroutine
+// when the Conn has a spare connection: a dedicated connection of the
+// client (Client.Dedicate), which no other caller shares, is never dialled
+// again, and on which rueidis bounds a call by ctx's deadline, so a round
+// on one node then costs no goroutine. A Conn over a
+// client of one server opens one after such a call that found none, in a
+// goroutine of its own (a dial for it waits on no call), keeps it once it
+// has answered a PING, and gives it back to the client after 1s without a
+// call, after a call whose command got no answer on it, and in Wait. It
+// holds one such connection at most, besides the client's own; a cluster
+// or Sentinel client gets none.
+//
 // # What may outlive a call
 //
 // When ctx ends first, the method returns ctx.Err() at once and the
@@ -62,7 +74,12 @@
 // A call of a redlock round on several nodes that goes on past its ctx
 // holds the redlock Client's goroutine for as long, which the Client's
 // Wait stops waiting for a per-node timeout after the deadline.
-// [Conn.Wait] waits for the calls still running, those too. A Conn from [Open] also
+// The goroutine that opens a spare connection runs until the client has
+// dialled it, bounded by the Dialer's timeout and the client's
+// ConnWriteTimeout, and its PING, for up to 1s more.
+// [Conn.Wait] waits for the calls still running, those too, and then gives
+// back the spare connection; without Wait it goes back within 1s of the
+// Conn's last call, by a timer. A Conn from [Open] also
 // runs the goroutine that builds its client, until that succeeds or
 // [Conn.Close] ends it. Subscribe's shared connection lives while some
 // subscription lasts and is given back when the last one ends.
@@ -78,6 +95,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -99,8 +118,37 @@ type Conn struct {
 	opened *opened        // the client Open builds, nil for a Conn from New
 	hub    *adapter.Hub   // the pub/sub connection of Subscribe
 	id     string         // the NodeID
-	// background counts the goroutines of calls whose ctx can end.
+	// background counts the goroutines of calls whose ctx can end, and
+	// those that open a spare.
 	background adapter.Background
+	// spare is a dedicated connection of a client of one server, kept
+	// for calls that run on the calling goroutine: see the package
+	// documentation. filling is set while a goroutine opens one.
+	spare   *adapter.Spare[dedicated]
+	filling atomic.Bool
+}
+
+// dedicated is a connection of a client that no other caller shares
+// (rueidis.Client.Dedicate), and the function that gives it back.
+type dedicated struct {
+	client  rueidis.DedicatedClient
+	release func()
+}
+
+// keepSpare is how long a Conn keeps its spare connection unused before it
+// gives it back to the client; fillTimeout bounds the PING with which it
+// checks a new one.
+const (
+	keepSpare   = time.Second
+	fillTimeout = time.Second
+)
+
+// newSpare returns the spare of a new Conn.
+func newSpare() *adapter.Spare[dedicated] {
+	// NewSpare fails only for a keep time that is not positive or a nil
+	// release function.
+	spare, _ := adapter.NewSpare(keepSpare, func(d dedicated) { d.release() })
+	return spare
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
@@ -113,7 +161,9 @@ func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls
 	}
-	return c.background.Wait(ctx)
+	err := c.background.Wait(ctx)
+	c.spare.Release()
+	return err
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -125,7 +175,7 @@ func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	c := &Conn{client: client, id: clientID(client)}
+	c := &Conn{client: client, id: clientID(client), spare: newSpare()}
 	c.hub = adapter.NewHub(c.dialPubSub)
 	return c
 }
@@ -151,9 +201,7 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 	if err != nil {
 		return nil, err
 	}
-	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
-		return reply(client.Do(ctx, cmd))
-	})
+	return c.do(ctx, client, cmd)
 }
 
 // EvalSha runs the script cached under sha1 with EVALSHA. When the server
@@ -170,12 +218,60 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 	if err != nil {
 		return nil, err
 	}
-	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
-		val, err := reply(client.Do(ctx, cmd))
-		if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
-			return nil, adapter.NoScript(err)
+	val, err := c.do(ctx, client, cmd)
+	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
+		return nil, adapter.NoScript(err)
+	}
+	return val, err
+}
+
+// do runs cmd, built by client's builder, and returns its reply as soon as
+// ctx is done: see the package documentation. A call whose ctx only its
+// deadline ends runs on the calling goroutine when the Conn has a spare
+// connection, and otherwise has one opened for a later call; any other call
+// goes through adapter.Run.
+func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Completed) (any, error) {
+	if adapter.Inline(ctx) {
+		if d, ok := c.spare.Take(); ok {
+			return c.doOn(ctx, d, cmd)
 		}
-		return val, err
+		c.fillSpare(client)
+	}
+	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
+		return reply(client.Do(ctx, cmd))
+	})
+}
+
+// doOn runs cmd on d, which is the caller's, and then keeps d as the
+// Conn's spare, or gives it back to the client after a failure. rueidis
+// bounds a call on a dedicated connection by ctx's deadline and never
+// dials one again, so the call ends by the deadline.
+func (c *Conn) doOn(ctx context.Context, d dedicated, cmd rueidis.Completed) (any, error) {
+	result := d.client.Do(ctx, cmd)
+	if result.NonRedisError() != nil || !c.spare.Put(d) {
+		d.release()
+	}
+	val, err := reply(result)
+	return val, adapter.ContextErr(ctx, err)
+}
+
+// fillSpare opens a spare connection for the Conn in a goroutine of its
+// own, unless client serves more than one server or a goroutine is at it:
+// a dedicated connection of the client, which keeps it only once it has
+// answered a PING. Opening one can wait for a dial that does not look at
+// any ctx, which no call must wait for.
+func (c *Conn) fillSpare(client rueidis.Client) {
+	if client.Mode() != rueidis.ClientModeStandalone || !c.filling.CompareAndSwap(false, true) {
+		return
+	}
+	c.background.Go(func() {
+		defer c.filling.Store(false)
+		dc, release := client.Dedicate()
+		ctx, cancel := context.WithTimeout(context.Background(), fillTimeout)
+		defer cancel()
+		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.spare.Put(dedicated{dc, release}) {
+			release()
+		}
 	})
 }
 
