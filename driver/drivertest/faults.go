@@ -72,8 +72,8 @@ const (
 )
 
 // returnsWhileStalled calls Eval twice and then EvalSha, the first with a
-// ctx whose deadline expires, the second with one that only its deadline
-// can end (adapter.WithTimeout) and the third with a ctx that is cancelled,
+// ctx that only its deadline can end (adapter.WithTimeout), the second with
+// one whose deadline expires and the third with a ctx that is cancelled,
 // against a node that stalls, and fails unless each returns within
 // stallWait with an error: one matching ctx.Err() when it returns after
 // ctx ended, any error when it returns before.
@@ -84,16 +84,18 @@ func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 		ctx  func() (context.Context, context.CancelFunc)
 		call func(ctx context.Context) (any, error)
 	}{
-		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), stallCtxLife)
+		// The context locksmith gives the calls of its rounds, which an
+		// adapter may run on the calling goroutine (see the driver
+		// package's Contexts): only its deadline ends it. It comes
+		// first, so that it finds whatever connection the Conn kept
+		// from the warm-up's calls with such a context.
+		{"Eval with a deadline-only context", func() (context.Context, context.CancelFunc) {
+			return adapter.WithTimeout(context.Background(), stallCtxLife)
 		}, func(ctx context.Context) (any, error) {
 			return conn.Eval(ctx, `return 'answered'`, nil, nil)
 		}},
-		// The context locksmith gives the calls of a round on several
-		// nodes, which an adapter may run on the calling goroutine (see
-		// the driver package's Contexts): only its deadline ends it.
-		{"Eval with a deadline-only context", func() (context.Context, context.CancelFunc) {
-			return adapter.WithTimeout(context.Background(), stallCtxLife)
+		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), stallCtxLife)
 		}, func(ctx context.Context) (any, error) {
 			return conn.Eval(ctx, `return 'answered'`, nil, nil)
 		}},
@@ -138,17 +140,29 @@ func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	}
 }
 
-// answers reports whether an Eval through conn gets its reply, reporting
+// answers reports whether Evals through conn get their reply, reporting
 // the failure otherwise: after a warm-up, so that the Conn holds a pooled
-// connection when a fault begins, and once a fault ended.
+// connection when a fault begins, and once a fault ended. The first Eval
+// has a ctx that a cancel can end; the others have the deadline-only
+// context of locksmith's rounds, after which an adapter may keep a
+// connection for the next such call.
 func answers(t *testing.T, what string, conn driver.Conn) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
-	defer cancel()
-	got, err := conn.Eval(ctx, `return 'answered'`, nil, nil)
-	if err != nil || !equalReply(got, "answered") {
-		t.Errorf("Eval %s = %s, %v; want %q, nil", what, describe(got), err, "answered")
-		return false
+	cancellable := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(t.Context(), stallWait)
+	}
+	deadlineOnly := func() (context.Context, context.CancelFunc) {
+		return adapter.WithTimeout(context.Background(), stallWait)
+	}
+	ctxs := []func() (context.Context, context.CancelFunc){cancellable, deadlineOnly, deadlineOnly}
+	for _, newCtx := range ctxs {
+		ctx, cancel := newCtx()
+		got, err := conn.Eval(ctx, `return 'answered'`, nil, nil)
+		cancel()
+		if err != nil || !equalReply(got, "answered") {
+			t.Errorf("Eval %s = %s, %v; want %q, nil", what, describe(got), err, "answered")
+			return false
+		}
 	}
 	return true
 }
@@ -195,7 +209,7 @@ func testStalledServer(t *testing.T, newConn func(t *testing.T) driver.Conn, f F
 		t.Skip("no Faults.Pause hook given")
 	}
 	conn := newConn(t)
-	stalledAndBack(t, "server stopped", conn, f.Pause)
+	stalledAndBack(t, "server stopped", conn, f.Pause, false)
 }
 
 // testStalledHealthCheck is testStalledServer for a Conn whose client
@@ -205,13 +219,22 @@ func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, f Fa
 		t.Skip("no Faults.Pause and Faults.HealthChecked hooks given")
 	}
 	conn := f.HealthChecked(t)
-	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause)
+	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause, true)
 }
 
-func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func()) {
+// stalledAndBack warms conn up, pauses the server, checks that calls return
+// while it stalls and that conn answers once it goes on. With pooled, a
+// Conn that is a driver.Waiter is waited for after the warm-up, so that it
+// gives back to its client's pool any connection it kept for its next
+// call, and the stalled calls take a pooled connection, which the client
+// checks.
+func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func(), pooled bool) {
 	t.Helper()
 	if !answers(t, "before the fault", conn) {
 		return
+	}
+	if pooled {
+		settles(t, "the warm-up", conn)
 	}
 	resume := pause(t)
 	resumed := false
