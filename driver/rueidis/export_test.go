@@ -10,7 +10,25 @@ func WaitForSpare(ctx context.Context, c *Conn) error { return c.background.Wait
 func HasSpare(c *Conn) bool {
 	d, ok := c.spare.Take()
 	if ok && !c.spare.Put(d) {
-		d.release()
+		c.giveBack(d)
 	}
 	return ok
 }
+
+// HoldSpare takes c's spare connection, as a call does, and returns the
+// function that puts it back; ok is false when c keeps none.
+func HoldSpare(c *Conn) (putBack func(), ok bool) {
+	d, ok := c.spare.Take()
+	if !ok {
+		return nil, false
+	}
+	return func() {
+		if !c.spare.Put(d) {
+			c.giveBack(d)
+		}
+	}, true
+}
+
+// Dedicated returns how many dedicated connections c has opened and not
+// given back.
+func Dedicated(c *Conn) int32 { return c.dedicated.Load() }

@@ -50,7 +50,8 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
-	c := &Conn{opened: o, id: optionID(option, o), spare: newSpare()}
+	c := &Conn{opened: o, id: optionID(option, o)}
+	c.spare = newSpare(c)
 	c.hub = adapter.NewHub(c.dialPubSub)
 	go o.build()
 	return c, nil

@@ -58,12 +58,13 @@
 // client (Client.Dedicate), which no other caller shares, is never dialled
 // again, and on which rueidis bounds a call by ctx's deadline, so a round
 // on one node then costs no goroutine. A Conn over a
-// client of one server opens one after such a call that found none, in a
-// goroutine of its own (a dial for it waits on no call), keeps it once it
-// has answered a PING, and gives it back to the client after 1s without a
-// call, after a call whose command got no answer on it, and in Wait. It
-// holds one such connection at most, besides the client's own; a cluster
-// or Sentinel client gets none.
+// client of one server opens one after such a call that found none, unless
+// it has one in another call's hands, in a goroutine of its own (a dial
+// for it waits on no call), keeps it once it has answered a PING, and
+// gives it back to the client after 1s without a call, after a call whose
+// command got no answer on it, and in Wait. It holds one such connection
+// at most, besides the client's own; a cluster or Sentinel client gets
+// none.
 //
 // # What may outlive a call
 //
@@ -123,9 +124,12 @@ type Conn struct {
 	background adapter.Background
 	// spare is a dedicated connection of a client of one server, kept
 	// for calls that run on the calling goroutine: see the package
-	// documentation. filling is set while a goroutine opens one.
-	spare   *adapter.Spare[dedicated]
-	filling atomic.Bool
+	// documentation. dedicated is 1 from when a goroutine starts to open
+	// one until it is given back, kept or in a call's hands meanwhile, so
+	// that a call that finds the spare in another call's hands does not
+	// open a second.
+	spare     *adapter.Spare[dedicated]
+	dedicated atomic.Int32
 }
 
 // dedicated is a connection of a client that no other caller shares
@@ -143,12 +147,18 @@ const (
 	fillTimeout = time.Second
 )
 
-// newSpare returns the spare of a new Conn.
-func newSpare() *adapter.Spare[dedicated] {
+// newSpare returns the spare of c, a new Conn.
+func newSpare(c *Conn) *adapter.Spare[dedicated] {
 	// NewSpare fails only for a keep time that is not positive or a nil
 	// release function.
-	spare, _ := adapter.NewSpare(keepSpare, func(d dedicated) { d.release() })
+	spare, _ := adapter.NewSpare(keepSpare, c.giveBack)
 	return spare
+}
+
+// giveBack gives d, the Conn's dedicated connection, back to the client.
+func (c *Conn) giveBack(d dedicated) {
+	d.release()
+	c.dedicated.Store(0)
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
@@ -175,7 +185,8 @@ func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	c := &Conn{client: client, id: clientID(client), spare: newSpare()}
+	c := &Conn{client: client, id: clientID(client)}
+	c.spare = newSpare(c)
 	c.hub = adapter.NewHub(c.dialPubSub)
 	return c
 }
@@ -249,28 +260,29 @@ func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Comple
 func (c *Conn) doOn(ctx context.Context, d dedicated, cmd rueidis.Completed) (any, error) {
 	result := d.client.Do(ctx, cmd)
 	if result.NonRedisError() != nil || !c.spare.Put(d) {
-		d.release()
+		c.giveBack(d)
 	}
 	val, err := reply(result)
 	return val, adapter.ContextErr(ctx, err)
 }
 
 // fillSpare opens a spare connection for the Conn in a goroutine of its
-// own, unless client serves more than one server or a goroutine is at it:
-// a dedicated connection of the client, which keeps it only once it has
-// answered a PING. Opening one can wait for a dial that does not look at
-// any ctx, which no call must wait for.
+// own, unless client serves more than one server or the Conn has one
+// already, kept, in a call's hands or being opened: a dedicated connection
+// of the client, which it keeps once it has answered a PING. Opening one
+// can wait for a dial that does not look at any ctx, which no call must
+// wait for.
 func (c *Conn) fillSpare(client rueidis.Client) {
-	if client.Mode() != rueidis.ClientModeStandalone || !c.filling.CompareAndSwap(false, true) {
+	if client.Mode() != rueidis.ClientModeStandalone || !c.dedicated.CompareAndSwap(0, 1) {
 		return
 	}
 	c.background.Go(func() {
-		defer c.filling.Store(false)
 		dc, release := client.Dedicate()
+		d := dedicated{dc, release}
 		ctx, cancel := context.WithTimeout(context.Background(), fillTimeout)
 		defer cancel()
-		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.spare.Put(dedicated{dc, release}) {
-			release()
+		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.spare.Put(d) {
+			c.giveBack(d)
 		}
 	})
 }

@@ -51,6 +51,41 @@ func TestSpareConnectionForDeadlineOnlyCalls(t *testing.T) {
 	}
 }
 
+// A call that finds the spare connection in another call's hands runs as
+// if there were none, and opens no second one.
+func TestSpareConnectionInUseIsNotOpenedAgain(t *testing.T) {
+	server, _ := testServers(t)
+	conn := lsrueidis.New(newClient(t, singleServerOptions(server)))
+	if _, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 1`, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := lsrueidis.WaitForSpare(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	putBack, ok := lsrueidis.HoldSpare(conn)
+	if !ok {
+		t.Fatal("no spare connection after a call with a deadline-only context")
+	}
+	for i := range 3 {
+		if got, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 2`, nil, nil); err != nil || got != int64(2) {
+			t.Fatalf("Eval %d while the spare is in use = %v, %v; want 2, nil", i, got, err)
+		}
+	}
+	if err := lsrueidis.WaitForSpare(t.Context(), conn); err != nil {
+		t.Fatal(err)
+	}
+	if n := lsrueidis.Dedicated(conn); n != 1 {
+		t.Errorf("the Conn has %d dedicated connections while its spare is in use; want 1", n)
+	}
+	putBack()
+	if err := conn.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := lsrueidis.Dedicated(conn); n != 0 {
+		t.Errorf("the Conn has %d dedicated connections after Wait; want 0", n)
+	}
+}
+
 // A call on the spare connection ends at its deadline while the server is
 // still busy, and a connection that failed a call is not kept.
 func TestSpareConnectionCallEndsAtDeadline(t *testing.T) {
