@@ -23,17 +23,20 @@ type Background struct {
 // Go runs f in a goroutine of its own, counted until f returns. [Run] calls
 // it; an adapter calls it itself for other work that may outlive a call.
 func (b *Background) Go(f func()) {
-	b.begin()
+	b.Begin()
 	go func() {
-		defer b.end()
+		defer b.End()
 		f()
 	}()
 }
 
-// begin counts a call that has started; a nil b counts nothing. Run counts
+// Begin counts a call that runs on the calling goroutine until the matching
+// End, so that Wait waits for it too; a nil b counts nothing. Run counts
 // the calls it makes on the calling goroutine for a caller that does not
-// wait for them (see Run) with begin and end.
-func (b *Background) begin() {
+// wait for them (see Run) so; an adapter does the same for a call it runs
+// on the calling goroutine itself, as on a connection a [Spare] kept,
+// since that goroutine may be one whose caller does not wait for it.
+func (b *Background) Begin() {
 	if b == nil {
 		return
 	}
@@ -42,13 +45,17 @@ func (b *Background) begin() {
 	b.mu.Unlock()
 }
 
-// end ends a call counted by begin.
-func (b *Background) end() {
+// End ends a call counted by Begin. An End without a Begin before it
+// counts nothing.
+func (b *Background) End() {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.n == 0 {
+		return
+	}
 	b.n--
 	if b.n == 0 && b.idle != nil {
 		close(b.idle)

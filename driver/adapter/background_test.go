@@ -41,3 +41,24 @@ func TestBackgroundWait(t *testing.T) {
 		t.Errorf("second Wait = %v, want nil", err)
 	}
 }
+
+func TestBackgroundBeginEnd(t *testing.T) {
+	var b adapter.Background
+	b.End() // without a Begin: counts nothing
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Wait(done); err != nil {
+		t.Fatalf("Wait after an End without a Begin = %v, want nil", err)
+	}
+	b.Begin()
+	if err := b.Wait(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait while a call counted by Begin runs = %v, want context.Canceled", err)
+	}
+	b.End()
+	if err := b.Wait(done); err != nil {
+		t.Fatalf("Wait after End = %v, want nil", err)
+	}
+	var nilB *adapter.Background
+	nilB.Begin()
+	nilB.End()
+}

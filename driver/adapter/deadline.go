@@ -38,3 +38,14 @@ func Inline(ctx context.Context) bool {
 	_, ok := callctx.Of(ctx)
 	return ok
 }
+
+// Unwaited reports whether ctx is a live context with which locksmith calls
+// a Conn from a goroutine that its caller stops waiting for at ctx's
+// deadline: a call of a round on several nodes. [Run] calls do on the
+// calling goroutine for such a ctx, and an adapter that has another way to
+// run a call there (a connection a [Spare] kept) has nothing to save by it.
+// Inline reports every such ctx too.
+func Unwaited(ctx context.Context) bool {
+	c, ok := callctx.Of(ctx)
+	return ok && c.Unwaited
+}

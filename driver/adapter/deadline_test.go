@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/callctx"
 )
 
 func TestWithTimeoutMarksOnlyContextsThatOnlyTheDeadlineEnds(t *testing.T) {
@@ -57,6 +59,35 @@ func TestInlineIsFalseForOtherContexts(t *testing.T) {
 	for _, ctx := range []context.Context{context.Background(), ctx} {
 		if Inline(ctx) {
 			t.Errorf("Inline(%v) = true, want false", ctx)
+		}
+	}
+}
+
+func TestUnwaited(t *testing.T) {
+	unwaited, cancel := callctx.WithTimeout(context.Background(), time.Hour, true)
+	defer cancel()
+	waited, cancelWaited := WithTimeout(context.Background(), time.Hour)
+	defer cancelWaited()
+	cancellable, cancelCancellable := callctx.WithTimeout(t.Context(), time.Hour, true)
+	defer cancelCancellable()
+	ended, end := callctx.WithTimeout(context.Background(), time.Hour, true)
+	end()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want bool
+	}{
+		{"a round's call on a goroutine no caller waits for", unwaited, true},
+		{"a call its caller waits for", waited, false},
+		{"a parent a cancel can end", cancellable, false},
+		{"ended", ended, false},
+		{"background", context.Background(), false},
+	} {
+		if got := Unwaited(tc.ctx); got != tc.want {
+			t.Errorf("Unwaited(%s) = %v, want %v", tc.name, got, tc.want)
+		}
+		if Unwaited(tc.ctx) && !Inline(tc.ctx) {
+			t.Errorf("Unwaited(%s) without Inline", tc.name)
 		}
 	}
 }

@@ -47,8 +47,8 @@ func Run[T any](ctx context.Context, b *Background, do func(context.Context) (T,
 	if c, ok := callctx.Of(ctx); ok && c.Unwaited {
 		// The calling goroutine is the one left behind if do overruns
 		// ctx, and its own caller has stopped waiting for it by then.
-		b.begin()
-		defer b.end()
+		b.Begin()
+		defer b.End()
 		val, err := do(ctx)
 		return val, ContextErr(ctx, err)
 	}
