@@ -50,15 +50,18 @@
 //
 // A call whose ctx only its deadline ends does not need the pool when the
 // Conn has a connection in hand. After a call whose command got an answer,
-// the Conn keeps its connection out of the pool for its next call (one
-// connection at most, for at most 1s without a call), and such a call with
-// a command of at most 4 KiB runs it on that connection on the calling
-// goroutine, bounded by the deadline as above: a round on one node then
-// costs no goroutine. The other calls take that connection too, when it is
-// there, before they ask the pool. A connection kept is in use as far as
-// the pool can tell: it counts towards MaxActive, and TestOnBorrow,
-// IdleTimeout and MaxConnLifetime do not look at it until it is back. A
-// connection whose command got no answer is never kept.
+// the Conn keeps its connection out of the pool for its next call, and
+// such a call with a command of at most 4 KiB runs it on that connection
+// on the calling goroutine, bounded by the deadline as above, rather than
+// on a goroutine of its own. The other calls take that connection too,
+// when it is there, before they ask the pool. The Conn keeps one
+// connection at most, and hands it back to the pool after 1s without a
+// call, after a call whose command got no answer on it, and after any
+// call once 1s has passed since the pool lent it or while the pool has as
+// many connections open as its MaxActive allows. A connection kept is in
+// use as far as the pool can tell: it counts towards MaxActive, and
+// TestOnBorrow, IdleTimeout and MaxConnLifetime do not look at it until it
+// is back, within about 1s.
 //
 // # What may outlive a call
 //
@@ -87,11 +90,11 @@
 // reach a stalled node a DialContext that passes ctx on (or a connect
 // timeout), a read timeout, and TestOnBorrowContext rather than
 // TestOnBorrow. [Conn.Wait] waits for every call still running, those left
-// behind and those on the redlock Client's goroutines included, and then
-// gives back the connection the Conn keeps: call it before closing the
-// pool, or in a test that checks for leaked goroutines. Otherwise that
-// connection goes back within 1s of the Conn's last call, by a timer; it
-// runs no goroutine while kept.
+// behind and those on the redlock Client's goroutines included (on a
+// connection the Conn kept or not), and then gives back the connection the
+// Conn keeps: call it before closing the pool, or in a test that checks
+// for leaked goroutines. Otherwise that connection goes back within 1s of
+// the Conn's last call, by a timer; it runs no goroutine while kept.
 //
 // Subscribe's shared pub/sub connection and its two goroutines (one reads,
 // one sends the heartbeat PING) live while some subscription lasts. After
@@ -166,11 +169,18 @@ type Conn struct {
 	serverID   atomic.Pointer[string] // see ServerID; nil until settled
 	// spare is the connection of the last call, kept out of the pool
 	// for the next: see the package documentation.
-	spare *adapter.Spare[redis.Conn]
+	spare *adapter.Spare[pooled]
+}
+
+// pooled is a connection from the pool and when the pool lent it.
+type pooled struct {
+	conn redis.Conn
+	lent time.Time
 }
 
 // keepSpare is how long a Conn keeps the connection of its last call out
-// of the pool for its next call.
+// of the pool for its next call, and how long after the pool lent it a
+// connection goes back to the pool after its call, used or not.
 const keepSpare = time.Second
 
 // New returns a Conn that takes a connection from pool for each call and
@@ -186,7 +196,7 @@ func New(pool *redis.Pool) *Conn {
 	c.hub = adapter.NewHub(c.dialPubSub)
 	// NewSpare fails only for a keep time that is not positive or a nil
 	// release function.
-	c.spare, _ = adapter.NewSpare(keepSpare, closeConn)
+	c.spare, _ = adapter.NewSpare(keepSpare, func(p pooled) { closeConn(p.conn) })
 	return c
 }
 
@@ -233,8 +243,13 @@ func (c *Conn) NodeID() string {
 // which needs no pool; any other call goes through adapter.Run.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
 	if adapter.Inline(ctx) && argsSize(args) <= smallCommand {
-		if conn, ok := c.spare.Take(); ok {
-			return c.runOn(ctx, conn, command, args)
+		if p, ok := c.spare.Take(); ok {
+			// Counted, as Run counts a call it makes on the calling
+			// goroutine: that may be one of redlock's that no caller
+			// waits for past the deadline.
+			c.background.Begin()
+			defer c.background.End()
+			return c.runOn(ctx, p, command, args)
 		}
 	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
@@ -304,36 +319,49 @@ func argsSize(args []any) int {
 // pool's Dial and TestOnBorrow may not look at ctx, so run may return long
 // after ctx ended; it then sends nothing.
 func (c *Conn) run(ctx context.Context, command string, args []any) (any, error) {
-	conn, ok := c.spare.Take()
+	p, ok := c.spare.Take()
 	if !ok {
-		var err error
-		if conn, err = c.pool.GetContext(ctx); err != nil {
+		conn, err := c.pool.GetContext(ctx)
+		if err != nil {
 			return nil, adapter.ContextErr(ctx, err)
 		}
+		p = pooled{conn, time.Now()}
 	}
 	if err := ctx.Err(); err != nil {
 		// The caller gave up while the pool dialled or checked the
 		// connection: a lock request no one waits for must not go out.
-		closeConn(conn)
+		closeConn(p.conn)
 		return nil, err
 	}
-	return c.runOn(ctx, conn, command, args)
+	return c.runOn(ctx, p, command, args)
 }
 
-// runOn runs one command on conn, which is the caller's, and then keeps
-// conn as the Conn's spare, or hands it back to the pool, which discards it
-// when it failed.
-func (c *Conn) runOn(ctx context.Context, conn redis.Conn, command string, args []any) (any, error) {
-	reply, err := send(ctx, conn, command, args)
+// runOn runs one command on p's connection, which is the caller's, and then
+// keeps it as the Conn's spare, or hands it back to the pool, which
+// discards it when it failed.
+func (c *Conn) runOn(ctx context.Context, p pooled, command string, args []any) (any, error) {
+	reply, err := send(ctx, p.conn, command, args)
 	if c.serverID.Load() == nil && answered(err) {
-		c.learnServerID(ctx, conn)
+		c.learnServerID(ctx, p.conn)
 	}
-	// A connection goes on being used only after an answer: one whose
-	// command failed otherwise may hold the rest of a reply, or none.
-	if !answered(err) || conn.Err() != nil || !c.spare.Put(conn) {
-		closeConn(conn)
+	if !c.keeps(p, err) || !c.spare.Put(p) {
+		closeConn(p.conn)
 	}
 	return reply, adapter.ContextErr(ctx, err)
+}
+
+// keeps reports whether p's connection, whose command ended with err, may
+// be kept for the next call. A connection goes on being used only after an
+// answer, since one whose command failed otherwise may hold the rest of a
+// reply, or none; and it goes back to the pool once the pool lent it
+// keepSpare ago, so that the pool's health check, idle timeout and maximum
+// age see it again, and while the pool has as many connections open as its
+// MaxActive allows, so that its other users can have it.
+func (c *Conn) keeps(p pooled, err error) bool {
+	if !answered(err) || p.conn.Err() != nil || time.Since(p.lent) >= keepSpare {
+		return false
+	}
+	return c.pool.MaxActive <= 0 || c.pool.Stats().ActiveCount < c.pool.MaxActive
 }
 
 // closeConn hands conn back to the pool, or has the pool discard it when it

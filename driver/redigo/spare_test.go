@@ -110,3 +110,71 @@ func TestConnectionOfAFailedCallIsNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A pool with as many connections open as its MaxActive allows gets the
+// connection back after each call, for its other users.
+func TestFullPoolGetsItsConnectionBack(t *testing.T) {
+	pool := newPool(t, testServer(t), func(p *redis.Pool) {
+		p.MaxActive = 1
+		p.Wait = true
+	})
+	conn := redigo.New(pool)
+	for i := range 3 {
+		if _, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 1`, nil, nil); err != nil {
+			t.Fatalf("Eval %d: %v", i, err)
+		}
+		if s := pool.Stats(); s.IdleCount != 1 {
+			t.Fatalf("after call %d the pool of MaxActive 1 has %d open, %d idle; want its connection back", i, s.ActiveCount, s.IdleCount)
+		}
+	}
+}
+
+// Wait waits for a call that runs on the connection the Conn kept, as for
+// any other call.
+func TestWaitWaitsForACallOnTheKeptConnection(t *testing.T) {
+	proxy := newPausableProxy(t, testServer(t))
+	var dials atomic.Int64
+	conn := redigo.New(newPool(t, proxy.addr(), func(p *redis.Pool) {
+		p.DialContext = func(ctx context.Context) (redis.Conn, error) {
+			dials.Add(1)
+			return redis.DialContext(ctx, "tcp", proxy.addr())
+		}
+	}))
+	if _, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 1`, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !redigo.HasSpare(conn) {
+		t.Fatal("no connection kept after a call with a deadline-only context")
+	}
+	proxy.pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			proxy.resume()
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Eval(deadlineOnly(t, hangLimit), `return 2`, nil, nil)
+		done <- err
+	}()
+	// The call has taken the kept connection once the Conn keeps none;
+	// should HasSpare hold it at the moment the call looks, the call asks
+	// the pool, which dials.
+	for redigo.HasSpare(conn) && dials.Load() == 1 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := conn.Wait(ctx); err == nil {
+		t.Error("Wait = nil while a call on the kept connection still waits for its reply; want ctx's error")
+	}
+	proxy.resume()
+	resumed = true
+	if err := <-done; err != nil {
+		t.Errorf("Eval once the proxy went on = %v, want nil", err)
+	}
+	if err := conn.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
