@@ -60,11 +60,14 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 // Close stops a Conn from [Open]: it ends the attempts to build the client,
 // waiting for one under way (rueidis bounds a dial by its Dialer's timeout,
 // 5s by default), and closes the client once built. Calls after Close
-// return an error. Close may be called more than once.
+// return an error. Close gives back the Conn's spare connection (see
+// Context) in the background; [Conn.Wait] waits for that. Close may be
+// called more than once.
 //
 // For a Conn from [New], whose client is the caller's, Close does nothing.
 func (c *Conn) Close() {
 	if c != nil && c.opened != nil {
+		c.closed.Store(true)
 		c.spare.Release()
 		c.opened.close()
 	}
@@ -139,6 +142,9 @@ func (o *opened) get(ctx context.Context) (rueidis.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if o.stopped() {
+		return nil, errClosed
+	}
 	select {
 	case <-o.ready:
 		return o.client, nil
@@ -147,9 +153,12 @@ func (o *opened) get(ctx context.Context) (rueidis.Client, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	select {
-	case <-o.stop:
+	// A select with both ready, as after Close, picks either: stop is
+	// looked at alone first.
+	if o.stopped() {
 		return nil, errClosed
+	}
+	select {
 	case <-o.ready:
 		return o.client, nil
 	default:
@@ -157,6 +166,16 @@ func (o *opened) get(ctx context.Context) (rueidis.Client, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return nil, fmt.Errorf("rueidis: no client for the node yet: %w", o.lastErr)
+}
+
+// stopped reports whether close has been called.
+func (o *opened) stopped() bool {
+	select {
+	case <-o.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 func (o *opened) close() {

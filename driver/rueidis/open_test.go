@@ -3,12 +3,14 @@ package rueidis_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/rueidis"
 
+	"github.com/locksmith-go/locksmith/driver/adapter"
 	lsrueidis "github.com/locksmith-go/locksmith/driver/rueidis"
 )
 
@@ -96,5 +98,33 @@ func TestNilConnWaitAndClose(t *testing.T) {
 	conn.Close()
 	if err := conn.Wait(context.Background()); err != nil {
 		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}
+
+// Every call after Close returns the Conn's own error, not one of the
+// closed client's, and opens no connection.
+func TestOpenCallsAfterClose(t *testing.T) {
+	opt := rueidis.ClientOption{InitAddress: []string{miniredis.RunT(t).Addr()}, DisableCache: true, ForceSingleClient: true}
+	conn, err := lsrueidis.Open(opt)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	ctx, cancel := adapter.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.Eval(ctx, `return 1`, nil, nil); err != nil {
+		t.Fatalf("Eval: %v", err)
+	}
+	conn.Close()
+	for i := range 100 {
+		_, err := conn.Eval(ctx, `return 1`, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "Conn closed") {
+			t.Fatalf("Eval %d after Close = %v; want the Conn's error for a closed Conn", i, err)
+		}
+	}
+	if err := conn.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := lsrueidis.Dedicated(conn); n != 0 {
+		t.Errorf("%d dedicated connections after Close and Wait; want 0", n)
 	}
 }

@@ -53,11 +53,13 @@
 // deadline, so the client runs there (see adapter.Run), and the method may
 // return after ctx ended, when the bounds below end the command.
 //
-// A call whose ctx only its deadline ends runs on the calling goroutine
-// when the Conn has a spare connection: a dedicated connection of the
+// A call whose ctx only its deadline ends, as redlock makes for a round on
+// one node, runs on the calling goroutine when the Conn has a spare
+// connection (a call of a round on several nodes runs there anyway, on the
+// client's shared connection, see above): a dedicated connection of the
 // client (Client.Dedicate), which no other caller shares, is never dialled
 // again, and on which rueidis bounds a call by ctx's deadline, so a round
-// on one node then costs no goroutine. A Conn over a
+// on one node then runs its command on the calling goroutine. A Conn over a
 // client of one server opens one after such a call that found none, unless
 // it has one in another call's hands, in a goroutine of its own (a dial
 // for it waits on no call), keeps it once it has answered a PING, and
@@ -75,12 +77,17 @@
 // A call of a redlock round on several nodes that goes on past its ctx
 // holds the redlock Client's goroutine for as long, which the Client's
 // Wait stops waiting for a per-node timeout after the deadline.
-// The goroutine that opens a spare connection runs until the client has
-// dialled it, bounded by the Dialer's timeout and the client's
-// ConnWriteTimeout, and its PING, for up to 1s more.
-// [Conn.Wait] waits for the calls still running, those too, and then gives
-// back the spare connection; without Wait it goes back within 1s of the
-// Conn's last call, by a timer. A Conn from [Open] also
+// The goroutine that opens a spare connection runs until the client lends
+// it one of its dedicated connections, which waits while all of them
+// (BlockingPoolSize) are in use and otherwise for a dial bounded by the
+// Dialer's timeout and the client's ConnWriteTimeout, and then until the
+// PING is answered, for up to 1s more. A spare connection is given back
+// in a goroutine of its own, as rueidis may send it commands that clear
+// its state and wait for their replies, or wait up to 1s to close it.
+// [Conn.Wait] waits for the calls still running, those on the spare
+// connection and those goroutines too, and then gives back the spare
+// connection and waits for that; without Wait it goes back within 1s of
+// the Conn's last call, by a timer. A Conn from [Open] also
 // runs the goroutine that builds its client, until that succeeds or
 // [Conn.Close] ends it. Subscribe's shared connection lives while some
 // subscription lasts and is given back when the last one ends.
@@ -130,6 +137,7 @@ type Conn struct {
 	// open a second.
 	spare     *adapter.Spare[dedicated]
 	dedicated atomic.Int32
+	closed    atomic.Bool // set by Close
 }
 
 // dedicated is a connection of a client that no other caller shares
@@ -156,9 +164,26 @@ func newSpare(c *Conn) *adapter.Spare[dedicated] {
 }
 
 // giveBack gives d, the Conn's dedicated connection, back to the client.
+// It does so in a goroutine of its own: rueidis may send a connection it
+// gets back commands that clear its state, and wait for their replies
+// from a server that does not answer, or wait up to 1s to close it.
 func (c *Conn) giveBack(d dedicated) {
-	d.release()
-	c.dedicated.Store(0)
+	c.background.Go(func() {
+		d.release()
+		c.dedicated.Store(0)
+	})
+}
+
+// keep offers d, whose last command got an answer, to the Conn's spare and
+// reports whether it was kept. A Conn closed meanwhile gives it back.
+func (c *Conn) keep(d dedicated) bool {
+	if !c.spare.Put(d) {
+		return false
+	}
+	if c.closed.Load() {
+		c.spare.Release()
+	}
+	return true
 }
 
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
@@ -171,9 +196,12 @@ func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls
 	}
-	err := c.background.Wait(ctx)
+	if err := c.background.Wait(ctx); err != nil {
+		return err
+	}
+	// Giving back the spare runs in the background too.
 	c.spare.Release()
-	return err
+	return c.background.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -238,12 +266,20 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 
 // do runs cmd, built by client's builder, and returns its reply as soon as
 // ctx is done: see the package documentation. A call whose ctx only its
-// deadline ends runs on the calling goroutine when the Conn has a spare
-// connection, and otherwise has one opened for a later call; any other call
-// goes through adapter.Run.
+// deadline ends, but for a call of a round on several nodes, runs on the
+// calling goroutine when the Conn has a spare connection, and otherwise has
+// one opened for a later call; any other call goes through adapter.Run.
 func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Completed) (any, error) {
-	if adapter.Inline(ctx) {
+	// A call of a round on several nodes runs on the calling goroutine
+	// through Run anyway, where the client's shared connection batches
+	// the commands of concurrent rounds.
+	if adapter.Inline(ctx) && !adapter.Unwaited(ctx) {
 		if d, ok := c.spare.Take(); ok {
+			// Counted, as Run counts a call it makes on the calling
+			// goroutine: that may be one of redlock's that no caller
+			// waits for past the deadline.
+			c.background.Begin()
+			defer c.background.End()
 			return c.doOn(ctx, d, cmd)
 		}
 		c.fillSpare(client)
@@ -259,7 +295,7 @@ func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Comple
 // dials one again, so the call ends by the deadline.
 func (c *Conn) doOn(ctx context.Context, d dedicated, cmd rueidis.Completed) (any, error) {
 	result := d.client.Do(ctx, cmd)
-	if result.NonRedisError() != nil || !c.spare.Put(d) {
+	if result.NonRedisError() != nil || !c.keep(d) {
 		c.giveBack(d)
 	}
 	val, err := reply(result)
@@ -273,7 +309,7 @@ func (c *Conn) doOn(ctx context.Context, d dedicated, cmd rueidis.Completed) (an
 // can wait for a dial that does not look at any ctx, which no call must
 // wait for.
 func (c *Conn) fillSpare(client rueidis.Client) {
-	if client.Mode() != rueidis.ClientModeStandalone || !c.dedicated.CompareAndSwap(0, 1) {
+	if c.closed.Load() || client.Mode() != rueidis.ClientModeStandalone || !c.dedicated.CompareAndSwap(0, 1) {
 		return
 	}
 	c.background.Go(func() {
@@ -281,8 +317,9 @@ func (c *Conn) fillSpare(client rueidis.Client) {
 		d := dedicated{dc, release}
 		ctx, cancel := context.WithTimeout(context.Background(), fillTimeout)
 		defer cancel()
-		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.spare.Put(d) {
-			c.giveBack(d)
+		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.keep(d) {
+			d.release()
+			c.dedicated.Store(0)
 		}
 	})
 }
