@@ -329,6 +329,8 @@
 // its round started), and leaves one still running then to its adapter,
 // along with the Client's goroutine that runs it, which exits once the
 // request returns: each adapter's documentation says how long that may
-// take, and [driver.Waiter] waits for it. Call Client.Wait, then each
-// Conn's Wait.
+// take, and [driver.Waiter] waits for it. An adapter may also keep a
+// connection of its client for its next call, which needs no goroutine
+// (the redigo and rueidis adapters do, for up to a second without a call);
+// the Conn's Wait gives it back. Call Client.Wait, then each Conn's Wait.
 package redlock
