@@ -45,8 +45,9 @@ func (b *Background) Begin() {
 	b.mu.Unlock()
 }
 
-// End ends a call counted by Begin. An End without a Begin before it
-// counts nothing.
+// End ends a call counted by Begin. Each Begin needs one End: an End while
+// nothing is counted is ignored, but one more than the Begins while other
+// calls are counted ends one of theirs.
 func (b *Background) End() {
 	if b == nil {
 		return
@@ -63,9 +64,10 @@ func (b *Background) End() {
 	}
 }
 
-// Wait returns nil as soon as no goroutine started by Go is running (at
-// once when none is), or ctx.Err() when ctx ends first. A goroutine started
-// while Wait waits is waited for as well.
+// Wait returns nil as soon as no goroutine started by Go is running and no
+// call counted by Begin has ended with End (at once when there are none),
+// or ctx.Err() when ctx ends first. One started while Wait waits is waited
+// for as well.
 func (b *Background) Wait(ctx context.Context) error {
 	b.mu.Lock()
 	if b.n == 0 {

@@ -29,7 +29,9 @@
 //     connection in hand by ctx's deadline, although getting a connection
 //     from its pool may wait longer (a dial, a health check). A [Spare]
 //     keeps the connection of one call for the next; a call that finds
-//     none goes through Run.
+//     none goes through Run. Count a call on a kept connection with the
+//     Background's Begin and End, before it takes the connection: it may
+//     run on one of locksmith's goroutines that no caller waits for.
 //
 // A client that does react to a cancelled ctx in the middle of a command
 // needs neither: call it directly.

@@ -31,6 +31,9 @@ type Spare[T any] struct {
 	held  bool
 	since time.Time   // when conn was put
 	timer *time.Timer // runs expire; nil until the first Put that kept one
+	// expiring is closed once the release that expire is making returns;
+	// nil while it makes none.
+	expiring chan struct{}
 }
 
 // NewSpare returns a Spare that keeps a connection for up to keep after it
@@ -94,14 +97,23 @@ func (s *Spare[T]) expire() {
 	}
 	conn := s.conn
 	s.conn, s.held = *new(T), false
+	done := make(chan struct{})
+	s.expiring = done
 	s.mu.Unlock()
 	s.release(conn)
+	s.mu.Lock()
+	if s.expiring == done {
+		s.expiring = nil
+	}
+	s.mu.Unlock()
+	close(done)
 }
 
-// Release gives back the connection the Spare keeps, if any, before it
-// returns. An adapter's Wait calls it, so that a program that waits for a
-// Conn before closing its client finds every connection given back. A
-// later Put keeps a connection again.
+// Release gives back the connection the Spare keeps, if any, and waits for
+// a release that the keep time's timer has begun, before it returns. An
+// adapter's Wait calls it, so that a program that waits for a Conn before
+// closing its client finds every connection given back. A later Put keeps
+// a connection again.
 func (s *Spare[T]) Release() {
 	if s == nil {
 		return
@@ -112,8 +124,12 @@ func (s *Spare[T]) Release() {
 	}
 	conn, held := s.conn, s.held
 	s.conn, s.held = *new(T), false
+	expiring := s.expiring
 	s.mu.Unlock()
 	if held {
 		s.release(conn)
+	}
+	if expiring != nil {
+		<-expiring
 	}
 }

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -33,4 +34,38 @@ func TestSpareExpireLeavesALaterConnection(t *testing.T) {
 		t.Fatalf("expire gave back %v for a connection kept its keep time, want [1]", gave)
 	}
 	s.Release()
+}
+
+// TestSpareReleaseWaitsForTheTimersRelease has the keep time's timer give
+// back a connection, slowly, while Release is called: Release returns only
+// after that release has, so that a Wait built on it leaves nothing
+// behind.
+func TestSpareReleaseWaitsForTheTimersRelease(t *testing.T) {
+	entered, unblock := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	s, err := NewSpare(time.Hour, func(int) {
+		close(entered)
+		<-unblock
+		finished.Store(true)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Put(1)
+	s.mu.Lock()
+	s.since = time.Now().Add(-time.Hour)
+	s.mu.Unlock()
+	go s.expire()
+	<-entered
+	released := make(chan bool)
+	go func() {
+		s.Release()
+		released <- finished.Load()
+	}()
+	// Give Release the time to return early, were it to.
+	time.Sleep(20 * time.Millisecond)
+	close(unblock)
+	if !<-released {
+		t.Fatal("Release returned before the timer's release of the connection did")
+	}
 }
