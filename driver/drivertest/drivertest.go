@@ -102,6 +102,10 @@
 //     server, report one ID.
 //   - ServerIDOther: a Conn to another server has another ServerID.
 //
+// [RunUnmade], apart from Run, checks the Conns that an adapter's
+// constructor did not make (the zero value and a nil pointer of its Conn
+// type): they return errors and panic on no method.
+//
 // These rules cannot see goroutines: an adapter should also check, for
 // example with go.uber.org/goleak, that ending every subscription ends the
 // goroutines its Notifier started.

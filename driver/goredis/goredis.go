@@ -173,6 +173,9 @@ func appliesDeadline(client redis.Scripter) bool {
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	if c == nil || c.client == nil {
+		return nil, errNoClient
+	}
 	if c.inline && adapter.Inline(ctx) {
 		val, err := c.eval(ctx, evalCommand, script, keys, args)
 		return val, adapter.ContextErr(ctx, err)
@@ -186,6 +189,9 @@ func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (an
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	if c == nil || c.client == nil {
+		return nil, errNoClient
+	}
 	if c.inline && adapter.Inline(ctx) {
 		val, err := c.eval(ctx, evalShaCommand, sha1, keys, args)
 		return val, adapter.ContextErr(ctx, err)
@@ -194,6 +200,9 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 		return c.eval(ctx, evalShaCommand, sha1, keys, args)
 	})
 }
+
+// errNoClient is the error of a Conn that New did not make.
+var errNoClient = errors.New("goredis: Conn has no client; make it with New")
 
 // The names of the commands eval sends, held as interface values so that
 // laying out a command's arguments does not allocate a copy of its name.
@@ -242,6 +251,9 @@ func appendStrings(dst []any, values []string) []any {
 // cluster, and a *redis.Ring on every shard that is up, so that EVALSHA
 // succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
+	if c == nil || c.client == nil {
+		return "", errNoClient
+	}
 	if c.inline && adapter.Inline(ctx) {
 		digest, err := c.scriptLoad(ctx, script)
 		return digest, adapter.ContextErr(ctx, err)
@@ -295,6 +307,9 @@ func loadOnEveryShard(ctx context.Context, ring *redis.Ring, script string) (str
 // other client (a failover client, a cluster, a ring) it is the identity of
 // the client value, so only the same client wrapped twice shares it.
 func (c *Conn) NodeID() string {
+	if c == nil {
+		return "" // New(nil) returns nil, which redlock.New refuses
+	}
 	if client, ok := c.client.(*redis.Client); ok {
 		if id, ok := addressID(client.Options()); ok {
 			return id

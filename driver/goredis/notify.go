@@ -31,6 +31,9 @@ var (
 // A *redis.Ring, and a client without a Subscribe method (see [New]),
 // report an error, and locksmith then polls that node.
 func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
+	if c == nil || c.client == nil {
+		return nil, errNoClient
+	}
 	if _, ok := c.client.(*redis.Ring); ok {
 		return nil, errRing
 	}

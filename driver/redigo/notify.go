@@ -21,6 +21,9 @@ import (
 // three seconds. When it breaks, the Conn takes another and subscribes
 // again; messages published in between are lost.
 func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
+	if c == nil {
+		return nil, errNoPool
+	}
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 

@@ -61,7 +61,7 @@
 // many connections open as its MaxActive allows. A connection kept is in
 // use as far as the pool can tell: it counts towards MaxActive, and
 // TestOnBorrow, IdleTimeout and MaxConnLifetime do not look at it until it
-// is back, within about 1s.
+// is back, within about 2s of when the pool lent it.
 //
 // # What may outlive a call
 //
@@ -233,6 +233,9 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 // identity of the pool: a pool's Dial function can reach any server, so two
 // Conns share an ID exactly when they wrap the same pool.
 func (c *Conn) NodeID() string {
+	if c == nil {
+		return "" // New(nil) returns nil, which redlock.New refuses
+	}
 	return fmt.Sprintf("%T@%p", c.pool, c.pool)
 }
 
@@ -242,20 +245,28 @@ func (c *Conn) NodeID() string {
 // small command) does so on the Conn's spare connection when there is one,
 // which needs no pool; any other call goes through adapter.Run.
 func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error) {
+	if c == nil || c.pool == nil {
+		return nil, errNoPool
+	}
 	if adapter.Inline(ctx) && argsSize(args) <= smallCommand {
+		// Counted, as Run counts a call it makes on the calling
+		// goroutine: that may be one of redlock's that no caller waits
+		// for past the deadline. Counted before it takes the
+		// connection, so that a Wait that finds none kept waits for it.
+		c.background.Begin()
 		if p, ok := c.spare.Take(); ok {
-			// Counted, as Run counts a call it makes on the calling
-			// goroutine: that may be one of redlock's that no caller
-			// waits for past the deadline.
-			c.background.Begin()
 			defer c.background.End()
 			return c.runOn(ctx, p, command, args)
 		}
+		c.background.End()
 	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
 		return c.run(ctx, command, args)
 	})
 }
+
+// errNoPool is the error of a Conn that New did not make.
+var errNoPool = errors.New("redigo: Conn has no pool; make it with New")
 
 // smallCommand is the size, in bytes of arguments, up to which a command
 // written on a connection whose earlier replies have all been read fits in
@@ -373,9 +384,11 @@ func closeConn(conn redis.Conn) { _ = conn.Close() }
 // has finished, including those that returned early because their ctx
 // ended while the pool was still dialling or checking a connection, and
 // returns nil; or it returns ctx.Err() when ctx ends first. See the package
-// documentation for how long such a call may go on. Wait serves a program
-// that wants to close the pool only once nothing uses it, and tests that
-// check for leaked goroutines. It does not wait for Subscribe's connection.
+// documentation for how long such a call may go on. Then it hands the
+// connection the Conn keeps for its next call back to the pool. Wait
+// serves a program that wants to close the pool only once nothing uses it,
+// and tests that check for leaked goroutines. It does not wait for
+// Subscribe's connection.
 func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls

@@ -155,3 +155,9 @@ func TestNilConnWait(t *testing.T) {
 		t.Errorf("Wait on a nil Conn = %v, want nil", err)
 	}
 }
+
+// A Conn that the package's constructors did not make, zero or nil, returns
+// errors and panics on no method.
+func TestUnmadeConn(t *testing.T) {
+	drivertest.RunUnmade(t, new(redigo.Conn), (*redigo.Conn)(nil))
+}

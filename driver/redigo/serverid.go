@@ -14,6 +14,9 @@ import (
 // reports none or refuses INFO. A pool can dial any server, so this is how
 // locksmith tells that two pools reach one server.
 func (c *Conn) ServerID() (id string, known bool) {
+	if c == nil {
+		return "", false
+	}
 	if id := c.serverID.Load(); id != nil {
 		return *id, true
 	}

@@ -14,6 +14,9 @@ import (
 // last one ends. When it breaks, the Conn takes another and subscribes
 // again; messages published in between are lost.
 func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
+	if c == nil {
+		return nil, errNoClient
+	}
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 

@@ -64,9 +64,9 @@
 // it has one in another call's hands, in a goroutine of its own (a dial
 // for it waits on no call), keeps it once it has answered a PING, and
 // gives it back to the client after 1s without a call, after a call whose
-// command got no answer on it, and in Wait. It holds one such connection
-// at most, besides the client's own; a cluster or Sentinel client gets
-// none.
+// command got no answer on it, in Wait, and, for a Conn from Open, in
+// Close. It holds one such connection at most, besides the client's own;
+// a cluster or Sentinel client gets none.
 //
 // # What may outlive a call
 //
@@ -83,7 +83,8 @@
 // Dialer's timeout and the client's ConnWriteTimeout, and then until the
 // PING is answered, for up to 1s more. A spare connection is given back
 // in a goroutine of its own, as rueidis may send it commands that clear
-// its state and wait for their replies, or wait up to 1s to close it.
+// its state and wait for their replies (bounded by its keepalive PING and
+// ConnWriteTimeout), or wait up to 1s to close it.
 // [Conn.Wait] waits for the calls still running, those on the spare
 // connection and those goroutines too, and then gives back the spare
 // connection and waits for that; without Wait it goes back within 1s of
@@ -189,9 +190,11 @@ func (c *Conn) keep(d dedicated) bool {
 // Wait implements [driver.Waiter]: it blocks until every call of the Conn
 // has finished, including those that returned early because their ctx
 // ended and whose command still runs in the background, and returns nil;
-// or it returns ctx.Err() when ctx ends first. See the package
-// documentation for how long such a command may go on. It waits neither
-// for Subscribe's connection nor for [Open]'s attempts to build the client.
+// or it returns ctx.Err() when ctx ends first. It waits for the goroutines
+// that open and give back the spare connection too, and then gives the
+// spare back (see the package documentation, which says how long each may
+// go on). It waits neither for Subscribe's connection nor for [Open]'s
+// attempts to build the client.
 func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil // New(nil) returns nil, and nil runs no calls
@@ -222,11 +225,17 @@ func New(client rueidis.Client) *Conn {
 // getClient returns the client to send a command through. For a Conn from
 // Open it waits, until ctx ends, for the first attempt to build it.
 func (c *Conn) getClient(ctx context.Context) (rueidis.Client, error) {
-	if c.opened == nil {
+	switch {
+	case c == nil || (c.opened == nil && c.client == nil):
+		return nil, errNoClient
+	case c.opened == nil:
 		return c.client, nil
 	}
 	return c.opened.get(ctx)
 }
+
+// errNoClient is the error of a Conn that neither New nor Open made.
+var errNoClient = errors.New("rueidis: Conn has no client; make it with New or Open")
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
@@ -274,14 +283,15 @@ func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Comple
 	// through Run anyway, where the client's shared connection batches
 	// the commands of concurrent rounds.
 	if adapter.Inline(ctx) && !adapter.Unwaited(ctx) {
+		// Counted, as Run counts a call it makes on the calling
+		// goroutine, before it takes the connection, so that a Wait
+		// that finds none kept waits for it.
+		c.background.Begin()
 		if d, ok := c.spare.Take(); ok {
-			// Counted, as Run counts a call it makes on the calling
-			// goroutine: that may be one of redlock's that no caller
-			// waits for past the deadline.
-			c.background.Begin()
 			defer c.background.End()
 			return c.doOn(ctx, d, cmd)
 		}
+		c.background.End()
 		c.fillSpare(client)
 	}
 	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
@@ -392,6 +402,9 @@ func loadOnEveryNode(ctx context.Context, nodes map[string]rueidis.Client, scrip
 // is the identity of the client value, so only the same client wrapped
 // twice shares it.
 func (c *Conn) NodeID() string {
+	if c == nil {
+		return "" // New(nil) returns nil, which redlock.New refuses
+	}
 	return c.id
 }
 

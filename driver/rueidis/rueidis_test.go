@@ -337,3 +337,9 @@ func TestNewNilClient(t *testing.T) {
 		t.Errorf("New(nil) = %v, want nil", conn)
 	}
 }
+
+// A Conn that the package's constructors did not make, zero or nil, returns
+// errors and panics on no method.
+func TestUnmadeConn(t *testing.T) {
+	drivertest.RunUnmade(t, new(lsrueidis.Conn), (*lsrueidis.Conn)(nil))
+}

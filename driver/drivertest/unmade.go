@@ -1,0 +1,60 @@
+package drivertest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/driver/adapter"
+)
+
+// RunUnmade checks Conns that their adapter's constructor did not make,
+// such as the zero value of the adapter's Conn type and a nil pointer to
+// it: Eval, EvalSha and ScriptLoad return an error, with a context of each
+// kind that locksmith passes; Subscribe of a [driver.Notifier] returns an
+// error; Wait of a [driver.Waiter] returns nil; and no method, NodeID of a
+// [driver.Identifier] and ServerID of a [driver.ServerIdentifier]
+// included, panics. It needs no server.
+func RunUnmade(t *testing.T, conns ...driver.Conn) {
+	t.Helper()
+	for i, conn := range conns {
+		t.Run(fmt.Sprintf("conn%d", i), func(t *testing.T) {
+			testUnmade(t, conn)
+		})
+	}
+}
+
+func testUnmade(t *testing.T, conn driver.Conn) {
+	deadlineOnly, cancel := adapter.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, ctx := range []context.Context{t.Context(), deadlineOnly} {
+		if got, err := conn.Eval(ctx, `return 1`, nil, nil); err == nil {
+			t.Errorf("Eval on %#v = %s, nil; want an error", conn, describe(got))
+		}
+		if got, err := conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", nil, nil); err == nil {
+			t.Errorf("EvalSha on %#v = %s, nil; want an error", conn, describe(got))
+		}
+		if got, err := conn.ScriptLoad(ctx, `return 1`); err == nil {
+			t.Errorf("ScriptLoad on %#v = %q, nil; want an error", conn, got)
+		}
+	}
+	if n, ok := conn.(driver.Notifier); ok {
+		if cancel, err := n.Subscribe(t.Context(), "{unmade}:released", func(string) {}); err == nil {
+			cancel()
+			t.Errorf("Subscribe on %#v = nil error; want one", conn)
+		}
+	}
+	if w, ok := conn.(driver.Waiter); ok {
+		if err := w.Wait(t.Context()); err != nil {
+			t.Errorf("Wait on %#v = %v; want nil", conn, err)
+		}
+	}
+	if id, ok := conn.(driver.Identifier); ok {
+		_ = id.NodeID() // any value: redlock.New refuses such a Conn anyway
+	}
+	if s, ok := conn.(driver.ServerIdentifier); ok {
+		_, _ = s.ServerID()
+	}
+}
