@@ -42,7 +42,10 @@
 // a context. An adapter whose client bounds every wait and every socket
 // read and write of a call by the context's deadline may run a call with
 // such a context on the calling goroutine: the client returns by the
-// deadline, which is when the context ends. Any other context can end
+// deadline, which is when the context ends. So may an adapter whose client
+// bounds a command by the deadline only on a connection in hand, on a
+// connection it kept from an earlier call (adapter.Spare), as the redigo
+// and rueidis adapters do. Any other context can end
 // before its deadline, so a call with it must return when it ends even if
 // the client would go on waiting: through adapter.Run, or an equivalent
 // that leaves the client's call to finish on a goroutine of its own.
@@ -51,7 +54,8 @@
 // that it stops waiting for at the call's deadline: the round returns by
 // then whatever the call does, and redlock's Client.Wait stops counting a
 // request a per-node timeout after its deadline (three after its round
-// started). adapter.Run recognizes the contexts of those calls and runs the
+// started). adapter.Run recognizes the contexts of those calls (which
+// adapter.Unwaited reports) and runs the
 // client on that goroutine rather than on one of its own, counting the
 // call in its Background until it returns: a call that overruns its
 // deadline then holds locksmith's goroutine, not a caller, and the Conn's
