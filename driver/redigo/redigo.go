@@ -326,9 +326,9 @@ func argsSize(args []any) int {
 	return n
 }
 
-// run takes a connection from the pool and runs one command on it. The
-// pool's Dial and TestOnBorrow may not look at ctx, so run may return long
-// after ctx ended; it then sends nothing.
+// run takes the connection the Conn keeps, or else one from the pool, and
+// runs one command on it. The pool's Dial and TestOnBorrow may not look at
+// ctx, so run may return long after ctx ended; it then sends nothing.
 func (c *Conn) run(ctx context.Context, command string, args []any) (any, error) {
 	p, ok := c.spare.Take()
 	if !ok {
