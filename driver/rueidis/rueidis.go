@@ -58,11 +58,10 @@
 // connection (a call of a round on several nodes runs there anyway, on the
 // client's shared connection, see above): a dedicated connection of the
 // client (Client.Dedicate), which no other caller shares, is never dialled
-// again, and on which rueidis bounds a call by ctx's deadline, so a round
-// on one node then runs its command on the calling goroutine. A Conn over a
-// client of one server opens one after such a call that found none, unless
-// it has one in another call's hands, in a goroutine of its own (a dial
-// for it waits on no call), keeps it once it has answered a PING, and
+// again, and on which rueidis bounds a call by ctx's deadline. A Conn over
+// a client of one server opens one after such a call that found none,
+// unless it has one in another call's hands, in a goroutine of its own (a
+// dial for it waits on no call), keeps it once it has answered a PING, and
 // gives it back to the client after 1s without a call, after a call whose
 // command got no answer on it, in Wait, and, for a Conn from Open, in
 // Close. It holds one such connection at most, besides the client's own;
