@@ -8,9 +8,9 @@ func WaitForSpare(ctx context.Context, c *Conn) error { return c.background.Wait
 
 // HasSpare reports whether c keeps a spare connection.
 func HasSpare(c *Conn) bool {
-	d, ok := c.spare.Take()
-	if ok && !c.spare.Put(d) {
-		c.giveBack(d)
+	putBack, ok := HoldSpare(c)
+	if ok {
+		putBack()
 	}
 	return ok
 }

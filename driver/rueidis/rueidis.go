@@ -168,10 +168,14 @@ func newSpare(c *Conn) *adapter.Spare[dedicated] {
 // gets back commands that clear its state, and wait for their replies
 // from a server that does not answer, or wait up to 1s to close it.
 func (c *Conn) giveBack(d dedicated) {
-	c.background.Go(func() {
-		d.release()
-		c.dedicated.Store(0)
-	})
+	c.background.Go(func() { c.drop(d) })
+}
+
+// drop gives d back to the client on the calling goroutine, after which
+// the Conn may open another.
+func (c *Conn) drop(d dedicated) {
+	d.release()
+	c.dedicated.Store(0)
 }
 
 // keep offers d, whose last command got an answer, to the Conn's spare and
@@ -327,8 +331,7 @@ func (c *Conn) fillSpare(client rueidis.Client) {
 		ctx, cancel := context.WithTimeout(context.Background(), fillTimeout)
 		defer cancel()
 		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.keep(d) {
-			d.release()
-			c.dedicated.Store(0)
+			c.drop(d) // on a goroutine of its own already
 		}
 	})
 }

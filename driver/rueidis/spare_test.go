@@ -51,9 +51,10 @@ func TestSpareConnectionForDeadlineOnlyCalls(t *testing.T) {
 	}
 }
 
-// A call that finds the spare connection in another call's hands runs as
-// if there were none, and opens no second one.
-func TestSpareConnectionInUseIsNotOpenedAgain(t *testing.T) {
+// withSpare returns a Conn over a client of the test server that keeps a
+// spare connection, opened after a call with a deadline-only context.
+func withSpare(t *testing.T) *lsrueidis.Conn {
+	t.Helper()
 	server, _ := testServers(t)
 	conn := lsrueidis.New(newClient(t, singleServerOptions(server)))
 	if _, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 1`, nil, nil); err != nil {
@@ -62,9 +63,19 @@ func TestSpareConnectionInUseIsNotOpenedAgain(t *testing.T) {
 	if err := lsrueidis.WaitForSpare(t.Context(), conn); err != nil {
 		t.Fatal(err)
 	}
+	if !lsrueidis.HasSpare(conn) {
+		t.Fatal("no spare connection after a call with a deadline-only context")
+	}
+	return conn
+}
+
+// A call that finds the spare connection in another call's hands runs as
+// if there were none, and opens no second one.
+func TestSpareConnectionInUseIsNotOpenedAgain(t *testing.T) {
+	conn := withSpare(t)
 	putBack, ok := lsrueidis.HoldSpare(conn)
 	if !ok {
-		t.Fatal("no spare connection after a call with a deadline-only context")
+		t.Fatal("withSpare's Conn keeps no spare connection")
 	}
 	for i := range 3 {
 		if got, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 2`, nil, nil); err != nil || got != int64(2) {
@@ -89,17 +100,7 @@ func TestSpareConnectionInUseIsNotOpenedAgain(t *testing.T) {
 // A call on the spare connection ends at its deadline while the server is
 // still busy, and a connection that failed a call is not kept.
 func TestSpareConnectionCallEndsAtDeadline(t *testing.T) {
-	server, _ := testServers(t)
-	conn := lsrueidis.New(newClient(t, singleServerOptions(server)))
-	if _, err := conn.Eval(deadlineOnly(t, 5*time.Second), `return 1`, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := lsrueidis.WaitForSpare(t.Context(), conn); err != nil {
-		t.Fatal(err)
-	}
-	if !lsrueidis.HasSpare(conn) {
-		t.Fatal("no spare connection after a call with a deadline-only context")
-	}
+	conn := withSpare(t)
 	ctx := deadlineOnly(t, 5*time.Millisecond)
 	got, err := conn.Eval(ctx, drivertest.BusyScript, nil, busyArgs)
 	if !errors.Is(err, context.DeadlineExceeded) {
