@@ -1,0 +1,26 @@
+package driver
+
+// A DeadlineHonorer is a [Conn] that can say whether its client returns
+// from every call by the deadline of the call's ctx, whatever it is doing
+// then: waiting for a pooled connection, dialling, sending or reading a
+// reply.
+//
+// locksmith bounds every call to a node by the node timeout itself: it
+// runs the call on a goroutine of its own and stops waiting for it at the
+// deadline, so that a slow node or a client that ignores ctx never holds a
+// round past it. A call that runs on after that is counted by the
+// redlock Client until it returns, and Client.Close waits for it. When
+// HonorsDeadline reports true, locksmith may instead run a call on the
+// calling goroutine (a round on a single node does), which saves that
+// goroutine.
+//
+// When a Conn does not implement DeadlineHonorer, or HonorsDeadline reports
+// false, every call runs on a goroutine of locksmith's.
+type DeadlineHonorer interface {
+	Conn
+
+	// HonorsDeadline reports whether every call of the Conn returns by
+	// its ctx's deadline. It reports the same on every call and does no
+	// I/O.
+	HonorsDeadline() bool
+}
