@@ -52,7 +52,7 @@ Environment:
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "locksmith",
+		Use:           "locksmith [flags] COMMAND",
 		Short:         "Run commands under a Redis quorum lock, inspect locks, check nodes",
 		Long:          rootHelp + exitCodesHelp,
 		SilenceUsage:  true,
@@ -73,8 +73,26 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.DurationVar(&a.nodeTimeout, "node-timeout", 0, "how long one node may take to answer one request (default 5% of --ttl, at most 1s)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "say what locksmith does, on stderr")
 	pf.IntVar(&a.errorCode, "error-exit-code", exitError, "exit code when no quorum can be reached or the configuration is wrong")
-	root.AddCommand(a.runCommand(), a.statusCommand(), a.doctorCommand(), a.releaseCommand())
+	commands := []*cobra.Command{a.runCommand(), a.statusCommand(), a.doctorCommand(), a.releaseCommand()}
+	root.AddCommand(commands...)
+	// Without a command, locksmith prints the usage where errors go and
+	// fails, so that a script missing its command word does not pass.
+	root.RunE = func(*cobra.Command, []string) error {
+		fmt.Fprint(a.stderr, usage(commands))
+		return withCode(exitUsage, nil)
+	}
 	return root
+}
+
+// usage is the synopsis of commands.
+func usage(commands []*cobra.Command) string {
+	var b strings.Builder
+	b.WriteString("Usage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  locksmith %s\n", c.Use)
+	}
+	b.WriteString("\nRun \"locksmith help\" for the nodes, the environment and the exit codes,\nand \"locksmith COMMAND --help\" for the flags of a command.\n")
+	return b.String()
 }
 
 // execute runs the command line args and returns the exit code.

@@ -112,8 +112,13 @@ func (a *app) runCommand() *cobra.Command {
   locksmith run --wait 10m --nodes redis://r1:6379,redis://r2:6379,redis://r3:6379 \
       nightly-report -- /usr/local/bin/report --since yesterday`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 && args[1] == "--" {
+			switch {
+			case len(args) > 1 && args[1] == "--":
 				args = append(args[:1:1], args[2:]...)
+			case len(args) > 1 && strings.HasPrefix(args[1], "-"):
+				// Flags stop at KEY; a flag after it would be run as the
+				// command.
+				return usagef("flags go before KEY: %q follows KEY %q; write locksmith run [flags] KEY -- COMMAND (a command starting with \"-\" goes after --)", args[1], args[0])
 			}
 			if len(args) < 2 {
 				return usagef("run needs KEY and a COMMAND; see locksmith run --help")

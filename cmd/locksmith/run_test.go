@@ -142,6 +142,7 @@ func TestExitCodes(t *testing.T) {
 		{"no nodes", []string{"run", "k6", "--", "true"}, exitError},
 		{"bad URL", []string{"--nodes", "http://127.0.0.1:1", "run", "k6", "--", "true"}, exitError},
 		{"no command", []string{flag, "run", "k7"}, exitUsage},
+		{"flag after KEY", []string{flag, "run", "k7", "--shell", "true"}, exitUsage},
 		{"unknown flag", []string{flag, "run", "--no-such-flag", "k7", "--", "true"}, exitUsage},
 		{"bad --ttl", []string{flag, "run", "--ttl", "-1s", "k7", "--", "true"}, exitUsage},
 	} {

@@ -130,3 +130,45 @@ func TestHelpListsExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLineEdges runs the command in-process on command lines that
+// used to slip through: a flag after KEY, which would be run as the
+// command, and no arguments at all. Without nodes, a command line that
+// passes the checks ends with exitError, not exitUsage.
+func TestCommandLineEdges(t *testing.T) {
+	t.Setenv("LOCKSMITH_NODES", "")
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr []string
+	}{
+		{"flag after KEY", []string{"run", "job", "--shell", "echo hi"}, exitUsage,
+			[]string{`"--shell" follows KEY "job"`, "flags go before KEY"}},
+		{"flag after KEY, then --", []string{"run", "job", "-n", "--", "true"}, exitUsage,
+			[]string{`"-n" follows KEY "job"`}},
+		{"-- before KEY", []string{"run", "--", "job", "--shell", "true"}, exitUsage,
+			[]string{`"--shell" follows KEY "job"`}},
+		{"command starting with - after --", []string{"run", "job", "--", "-dash"}, exitError,
+			[]string{"no nodes"}},
+		{"no arguments", nil, exitUsage,
+			[]string{"Usage:", "locksmith run [flags] KEY", "locksmith release KEY", `"locksmith help"`}},
+		{"flags only", []string{"-v"}, exitUsage, []string{"Usage:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := newApp(&stdout, &stderr).execute(tc.args)
+			if code != tc.wantCode {
+				t.Errorf("locksmith %q: exit %d; want %d; stderr: %s", tc.args, code, tc.wantCode, stderr.String())
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("locksmith %q: stderr %q lacks %q", tc.args, stderr.String(), want)
+				}
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("locksmith %q: stdout %q; want nothing", tc.args, stdout.String())
+			}
+		})
+	}
+}
