@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] KEY [--] COMMAND [ARGS...]",
 		Short: "Run a command while holding a lock",
-		Long:  runHelp + exitCodesHelp,
+		Long:  runHelp + parentDeathHelp + exitCodesHelp,
 		Example: `  # A nightly job that must not run twice at once, waiting at most 10 minutes:
   locksmith run --wait 10m --nodes redis://r1:6379,redis://r2:6379,redis://r3:6379 \
       nightly-report -- /usr/local/bin/report --since yesterday`,
@@ -231,7 +232,8 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 
 	keepCtx, stopKeep := lock.KeepAlive(context.Background())
 	child := a.childCommand(key, argv, o, lock)
-	if err := child.Start(); err != nil {
+	exited := make(chan error, 1)
+	if err := startChild(child, exited); err != nil {
 		stopKeep()
 		a.release(lock, key, o, acquiredAt, false)
 		code := exitNoExec
@@ -243,8 +245,6 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	pgid := child.Process.Pid
 	a.logf("running %s (process group %d)", argv[0], pgid)
 
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
 	lost := a.supervise(lock, key, o, pgid, keepCtx, sigs, exited)
 	stopKeep()
 	a.release(lock, key, o, acquiredAt, lost != nil)
@@ -345,6 +345,7 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 	}
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(c.SysProcAttr)
 	env := make([]string, 0, len(os.Environ())+4)
 	for _, kv := range os.Environ() {
 		// Variables of an enclosing locksmith run describe another lock.
@@ -364,6 +365,26 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 	}
 	c.Env = env
 	return c
+}
+
+// startChild starts c and returns Start's error; when c has started, a
+// goroutine waits for it and sends Wait's error on exited. That goroutine
+// starts c and stays locked to its OS thread until c has ended: a
+// parent-death signal (setParentDeathSignal) fires when the thread that
+// started the command exits, not the process, and the Go runtime ends a
+// thread when a goroutine locked to it returns.
+func startChild(c *exec.Cmd, exited chan<- error) error {
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := c.Start()
+		started <- err
+		if err == nil {
+			exited <- c.Wait()
+		}
+	}()
+	return <-started
 }
 
 // supervise forwards signals to the command's process group until the

@@ -124,7 +124,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code := newApp(&stdout, &stderr).execute([]string{"run", "--help"}); code != 0 {
 		t.Fatalf("run --help: exit %d", code)
 	}
-	for _, want := range []string{"75", "76", "69", "64", "128+N", "--kill-after", "What cannot", "LOCKSMITH_DEADLINE"} {
+	for _, want := range []string{"75", "76", "69", "64", "128+N", "--kill-after", "What cannot", "LOCKSMITH_DEADLINE", "If locksmith itself dies"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run --help lacks %q", want)
 		}
