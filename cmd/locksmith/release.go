@@ -109,8 +109,14 @@ func (a *app) releaseValue(key, value string) error {
 	shown := redlock.NodeState{Value: value}.ValuePrefix()
 	lock, err := client.Resume(context.Background(), key, value, releaseTTL)
 	if err != nil {
-		if errors.Is(err, redlock.ErrNotHeld) {
-			return withCode(exitUnsafe, fmt.Errorf("not released: a quorum of nodes does not hold %q with value %s: %w", key, shown, err))
+		var qe *redlock.QuorumError
+		if errors.As(err, &qe) && qe.Refused > qe.Nodes-qe.Quorum {
+			// Too many nodes answered that the value is not theirs for a
+			// quorum to hold it.
+			return withCode(exitUnsafe, fmt.Errorf("not released: the value given does not hold the lock on %q (see locksmith status)", key))
+		}
+		if qe != nil {
+			return a.fail(fmt.Errorf("not released: too few nodes answered to check the value on %q%s", key, nodeErrors(qe)))
 		}
 		return a.fail(err)
 	}
@@ -119,6 +125,15 @@ func (a *app) releaseValue(key, value string) error {
 	}
 	fmt.Fprintf(a.stdout, "released %q (value %s)\n", key, shown)
 	return nil
+}
+
+// nodeErrors lists the node errors of qe, each after "; ".
+func nodeErrors(qe *redlock.QuorumError) string {
+	var b strings.Builder
+	for _, ne := range qe.Errors {
+		fmt.Fprintf(&b, "; %v", ne)
+	}
+	return b.String()
 }
 
 func (a *app) forceRelease(key string) error {

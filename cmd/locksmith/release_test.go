@@ -22,8 +22,19 @@ func TestRelease(t *testing.T) {
 	}
 
 	set("a")
-	if r := locksmith(t, nil, flag, "release", "a", "--value", "wrong-value-0123456789"); r.code != exitUnsafe {
-		t.Errorf("release with the wrong value exited %d; want %d", r.code, exitUnsafe)
+	for _, wrong := range []string{"wrong-value-0123456789", "WRONG"} {
+		r := locksmith(t, nil, flag, "release", "a", "--value", wrong)
+		if r.code != exitUnsafe {
+			t.Errorf("release with the wrong value %q exited %d; want %d", wrong, r.code, exitUnsafe)
+		}
+		if want := `locksmith: not released: the value given does not hold the lock on "a"`; !strings.Contains(r.stderr, want) {
+			t.Errorf("release with the wrong value %q: stderr %q; want it to say %q", wrong, r.stderr, want)
+		}
+		for _, leak := range []string{wrong[:4], "extend", "with value"} {
+			if strings.Contains(r.stderr, leak) {
+				t.Errorf("release with the wrong value %q: stderr %q shows %q", wrong, r.stderr, leak)
+			}
+		}
 	}
 	if n := holders(t, servers, "a"); n != 3 {
 		t.Errorf("a release with the wrong value left %d holders; want 3", n)
@@ -58,5 +69,19 @@ func TestRelease(t *testing.T) {
 	}
 	if n := strings.Count(r.stdout, `deleted "c", value `+value[:4]+"…"); n != 3 {
 		t.Errorf("release --force reported %d deletions; want 3: %s", n, r.stdout)
+	}
+}
+
+// TestReleaseUnreachable releases with a value while no node answers:
+// that is an infrastructure failure, not a value that does not hold the
+// lock.
+func TestReleaseUnreachable(t *testing.T) {
+	closed := "--nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:3"
+	r := locksmith(t, nil, closed, "release", "a", "--value", "some-value-0123456789")
+	if r.code != exitError {
+		t.Errorf("release with no node answering exited %d; want %d; stderr: %s", r.code, exitError, r.stderr)
+	}
+	if strings.Contains(r.stderr, "does not hold") || strings.Contains(r.stderr, "some") {
+		t.Errorf("release with no node answering: stderr %q blames the value or shows it", r.stderr)
 	}
 }
