@@ -30,8 +30,12 @@
 //
 // A Lock call is a span named "locksmith.Lock", a child of the span in the
 // caller's context, with an "attempt" event per attempt (votes, validity)
-// and a "node_error" event per failed node; it ends with an error status
-// when no lock was acquired. Extend, automatic renewal, Resume and Unlock
+// and a "node_error" event per failed node. A call that returns without
+// the lock says why in locksmith.outcome. Its status is Error, with the
+// error recorded, only when the nodes or locksmith failed; it stays Unset
+// when the key is held elsewhere ("held"), since contention is not an
+// error, and when the caller's context ended ("canceled") unless the last
+// attempt met failing nodes and no holder. Extend, automatic renewal, Resume and Unlock
 // make spans named "locksmith.Extend" and "locksmith.Unlock", one per round
 // of requests, with a "node_error" event per failed node. Spans carry the
 // lock keys (locksmith.keys) and at most a short prefix of the lock value
@@ -40,6 +44,7 @@ package otel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	otelglobal "go.opentelemetry.io/otel"
@@ -48,6 +53,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/locksmith-go/locksmith/redlock"
 	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
@@ -243,10 +249,29 @@ func (r *recorder) notAcquired(ctx context.Context, info observe.NotAcquiredInfo
 	r.ins.acquires.Add(ctx, 1, outcome)
 	if span := ownSpan(ctx); span != nil {
 		span.SetAttributes(keyOutcome.String(string(info.Reason)), attribute.Int("locksmith.attempts", info.Attempts))
-		span.RecordError(info.Err)
-		span.SetStatus(codes.Error, "lock not acquired: "+string(info.Reason))
+		if failed(info) {
+			span.RecordError(info.Err)
+			span.SetStatus(codes.Error, "lock not acquired: "+string(info.Reason))
+		}
 		span.End(trace.WithTimestamp(info.Start.Add(info.Elapsed)))
 	}
+}
+
+// failed reports whether a Lock call ended without the lock because the
+// nodes or locksmith failed, rather than because the key was held
+// elsewhere or the caller gave up while it was. Contention is how a lock
+// works, not an error.
+func failed(info observe.NotAcquiredInfo) bool {
+	switch info.Reason {
+	case observe.ReasonHeld:
+		return false
+	case observe.ReasonCanceled:
+		// The caller's context ended; the error holds the last attempt,
+		// if one was made.
+		var qe *redlock.QuorumError
+		return errors.As(info.Err, &qe) && qe.Refused == 0 && len(qe.Errors) > 0
+	}
+	return true
 }
 
 func (r *recorder) extendRound(ctx context.Context, info observe.RoundInfo) {

@@ -23,6 +23,7 @@ import (
 	"github.com/locksmith-go/locksmith/internal/resp"
 	lsotel "github.com/locksmith-go/locksmith/otel"
 	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,7 +39,7 @@ type setup struct {
 	tracer  *sdktrace.TracerProvider
 }
 
-func newSetup(t *testing.T, n int) *setup {
+func newSetup(t *testing.T, n int, opts ...redlock.Option) *setup {
 	t.Helper()
 	s := &setup{reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder()}
 	s.tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(s.spans))
@@ -58,7 +59,8 @@ func newSetup(t *testing.T, n int) *setup {
 		s.faults = append(s.faults, f)
 		conns = append(conns, f)
 	}
-	s.client, err = redlock.New(conns, redlock.WithNodeTimeout(250*time.Millisecond), redlock.WithObserver(obs))
+	opts = append([]redlock.Option{redlock.WithNodeTimeout(250 * time.Millisecond), redlock.WithObserver(obs)}, opts...)
+	s.client, err = redlock.New(conns, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -263,12 +265,58 @@ func TestContentionAndLoss(t *testing.T) {
 		"locksmith.lock.lost{}": 1,
 		"locksmith.lock.hold.duration{locksmith.outcome=unconfirmed}.count": 1,
 	})
-	wantSpans(t, s.spanLines(), []string{
+	// The rival's span is no error: it found the key held.
+	if !wantSpans(t, s.spanLines(), []string{
 		"locksmith.Lock Unset [attempt]",
-		"locksmith.Lock Error [attempt exception]",
+		"locksmith.Lock Unset [attempt]",
 		"locksmith.Extend Error []",
 		"locksmith.Unlock Error []",
-	})
+	}) {
+		t.FailNow()
+	}
+	if attrs := s.spans.Ended()[1].Attributes(); !slices.Contains(attrs, attribute.String("locksmith.outcome", "held")) {
+		t.Errorf("the rival's span attributes %v lack locksmith.outcome=held", attrs)
+	}
+}
+
+// TestCallerGivesUp ends Lock calls by cancelling their context after the
+// first attempt: on a held key the span is no error, with failing nodes it
+// is.
+func TestCallerGivesUp(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		setup    func(*setup)
+		wantSpan string
+	}{
+		{"held", func(s *setup) {
+			for _, srv := range s.servers {
+				srv.Set("k", "another-owner")
+			}
+		}, "locksmith.Lock Unset [attempt]"},
+		{"failing nodes", func(s *setup) {
+			s.faults[0].Set(faults.Fail)
+			s.faults[1].Set(faults.Fail)
+		}, "locksmith.Lock Error [node_error node_error attempt exception]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			giveUp := redlock.WithObserver(observe.Observer{
+				AttemptDone: func(context.Context, observe.RoundInfo) { cancel() },
+			})
+			s := newSetup(t, 3, giveUp)
+			tt.setup(s)
+			if _, err := s.client.Lock(ctx, "k", time.Second); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Lock cancelled after its first attempt: got %v", err)
+			}
+			if !wantSpans(t, s.spanLines(), []string{tt.wantSpan}) {
+				t.FailNow()
+			}
+			if attrs := s.spans.Ended()[0].Attributes(); !slices.Contains(attrs, attribute.String("locksmith.outcome", "canceled")) {
+				t.Errorf("span attributes %v lack locksmith.outcome=canceled", attrs)
+			}
+		})
+	}
 }
 
 func TestExtendNodeErrorEvents(t *testing.T) {
