@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/locksmith-go/locksmith/redlock/observe"
 )
@@ -10,7 +11,9 @@ import (
 // logObserver returns an Observer that logs every event to logger, at the
 // levels WithLogger documents. Attribute keys are the same in every
 // record: op, key (or keys), value, attempt, node, granted, refused,
-// errors, quorum, elapsed, validity, held, reason, error.
+// errors, quorum, elapsed, validity, held, reason, error. The durations
+// (elapsed, validity, held) are time.Duration text, such as "1.5ms", since
+// a JSON handler writes a slog.Duration as a bare number of nanoseconds.
 func logObserver(logger *slog.Logger) observe.Observer {
 	return observe.Observer{
 		AttemptDone: func(ctx context.Context, info observe.RoundInfo) {
@@ -23,7 +26,7 @@ func logObserver(logger *slog.Logger) observe.Observer {
 		Acquired: func(ctx context.Context, info observe.AcquiredInfo) {
 			logger.LogAttrs(ctx, slog.LevelDebug, "redlock: lock acquired",
 				keysAttr(info.Keys), slog.String("value", info.Value),
-				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed))
+				slog.Int("attempts", info.Attempts), durationAttr("elapsed", info.Elapsed))
 		},
 		NotAcquired: func(ctx context.Context, info observe.NotAcquiredInfo) {
 			level := slog.LevelWarn
@@ -32,7 +35,7 @@ func logObserver(logger *slog.Logger) observe.Observer {
 			}
 			logger.LogAttrs(ctx, level, "redlock: lock not acquired",
 				keysAttr(info.Keys), slog.String("reason", string(info.Reason)),
-				slog.Int("attempts", info.Attempts), slog.Duration("elapsed", info.Elapsed),
+				slog.Int("attempts", info.Attempts), durationAttr("elapsed", info.Elapsed),
 				slog.Any("error", info.Err))
 		},
 		Extended: func(ctx context.Context, info observe.RoundInfo) {
@@ -50,7 +53,7 @@ func logObserver(logger *slog.Logger) observe.Observer {
 			if !info.OK {
 				level, msg = slog.LevelWarn, "redlock: release not confirmed"
 			}
-			logRound(ctx, logger, level, msg, info, slog.Duration("held", info.Held))
+			logRound(ctx, logger, level, msg, info, durationAttr("held", info.Held))
 		},
 	}
 }
@@ -70,13 +73,13 @@ func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg st
 		keysAttr(info.Keys), slog.String("value", info.Value),
 		slog.Int("granted", info.Granted), slog.Int("refused", info.Refused),
 		slog.Int("errors", len(info.Errors)), slog.Int("quorum", info.Quorum),
-		slog.Duration("elapsed", info.Elapsed),
+		durationAttr("elapsed", info.Elapsed),
 	}, extra...)
 	if info.Attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", info.Attempt))
 	}
 	if info.Op != observe.OpUnlock {
-		attrs = append(attrs, slog.Duration("validity", info.Validity))
+		attrs = append(attrs, durationAttr("validity", info.Validity))
 	}
 	logger.LogAttrs(ctx, level, msg, attrs...)
 }
@@ -88,4 +91,10 @@ func keysAttr(keys []string) slog.Attr {
 		return slog.String("key", keys[0])
 	}
 	return slog.Any("keys", keys)
+}
+
+// durationAttr is d as time.Duration text under key, read alike in every
+// handler.
+func durationAttr(key string, d time.Duration) slog.Attr {
+	return slog.String(key, d.String())
 }

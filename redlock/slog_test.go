@@ -1,7 +1,9 @@
 package redlock_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,5 +104,49 @@ func TestWithLoggerNil(t *testing.T) {
 	c := newCluster(t, 1)
 	if _, err := redlock.New(c.conns, redlock.WithLogger(nil)); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("New with a nil logger: got %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestLoggerDurationsReadable logs through a JSON handler and checks that
+// every duration reads as time.Duration text ("1.2ms"), not as a number
+// of nanoseconds.
+func TestLoggerDurationsReadable(t *testing.T) {
+	c := newCluster(t, 3)
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithLogger(logger))
+	ctx := context.Background()
+	l := mustLock(t, client, "k", time.Second)
+	if err := l.Extend(ctx, time.Second); err != nil {
+		t.Fatalf("Extend: %v", err)
+	}
+	if _, err := client.TryLock(ctx, "k", time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryLock of a held key: got %v", err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	seen := map[string]bool{}
+	for line := range strings.Lines(buf.String()) {
+		var record map[string]any
+		if err := json.Unmarshal([]byte(line), &record); err != nil {
+			t.Fatalf("a record is not JSON: %v: %s", err, line)
+		}
+		for _, key := range []string{"elapsed", "validity", "held"} {
+			v, ok := record[key]
+			if !ok {
+				continue
+			}
+			seen[key] = true
+			text, isText := v.(string)
+			if _, err := time.ParseDuration(text); !isText || err != nil {
+				t.Errorf("%s=%v (%T) in %q: want duration text such as \"1.5ms\"", key, v, v, record["msg"])
+			}
+		}
+	}
+	for _, key := range []string{"elapsed", "validity", "held"} {
+		if !seen[key] {
+			t.Errorf("no record has %s: %s", key, buf.String())
+		}
 	}
 }
