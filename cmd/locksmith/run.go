@@ -368,11 +368,15 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 }
 
 // startChild starts c and returns Start's error; when c has started, a
-// goroutine waits for it and sends Wait's error on exited. That goroutine
-// starts c and stays locked to its OS thread until c has ended: a
-// parent-death signal (setParentDeathSignal) fires when the thread that
-// started the command exits, not the process, and the Go runtime ends a
-// thread when a goroutine locked to it returns.
+// goroutine waits for it and sends Wait's error on exited.
+//
+// The goroutine that starts c stays locked to its OS thread until c has
+// ended. A parent-death signal (setParentDeathSignal) fires when the thread
+// that started the command exits, not when the process does
+// (https://go.dev/issue/27505); the Go runtime ends a thread when a
+// goroutine returns while locked to it, which any goroutine given that
+// thread, here or in a library, may do. A locked thread runs no other
+// goroutine.
 func startChild(c *exec.Cmd, exited chan<- error) error {
 	started := make(chan error)
 	go func() {
