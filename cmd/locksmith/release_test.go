@@ -23,7 +23,9 @@ func TestRelease(t *testing.T) {
 
 	set("a")
 	for _, wrong := range []string{"wrong-value-0123456789", "WRONG"} {
-		r := locksmith(t, nil, flag, "release", "a", "--value", wrong)
+		// A node slower than its timeout would count as failed, not
+		// refusing; the timeout is far beyond a loaded machine's delays.
+		r := locksmith(t, nil, flag, "--node-timeout", "2s", "release", "a", "--value", wrong)
 		if r.code != exitUnsafe {
 			t.Errorf("release with the wrong value %q exited %d; want %d", wrong, r.code, exitUnsafe)
 		}

@@ -38,8 +38,14 @@ func TestCommandDiesWithLocksmith(t *testing.T) {
 	p.wait(t)
 	// locksmith has been reaped, so its orphan is this process's child.
 	var ws syscall.WaitStatus
-	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
-		t.Fatalf("waiting for the command (pid %d): %v", pid, err)
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err == nil {
+			break
+		}
+		if err != syscall.EINTR {
+			t.Fatalf("waiting for the command (pid %d): %v", pid, err)
+		}
 	}
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("after locksmith was killed the command ran on and ended with %s; want it killed by SIGKILL", waitText(ws))
