@@ -104,7 +104,8 @@ bench:
 bench-compare: deps
 	./bench/run.sh
 
-## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES is set
+## demo: the quickstart, on five in-process nodes unless LOCKSMITH_NODES
+## (redis:// or rediss:// URLs, as the locksmith command takes them) is set
 demo:
 	cd examples && $(GO) run ./quickstart
 

@@ -2,8 +2,9 @@
 // counter consistent across concurrent workers.
 //
 // With no configuration it starts five in-process Redis-compatible nodes.
-// Set LOCKSMITH_NODES=host:port,host:port,... to use real Redis servers
-// instead; each must be an independent master.
+// Set LOCKSMITH_NODES to use real Redis servers instead, as the locksmith
+// command takes them: redis:// or rediss:// URLs, comma-separated (a bare
+// host:port is taken too). Each must be an independent master.
 //
 // The workers share a budget of increments. Each worker repeatedly takes
 // the lock and, while budget is left, reads the counter, pauses, and writes
@@ -18,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -44,16 +46,16 @@ func run(workers, increments int) error {
 	if workers < 1 || increments < 1 {
 		return errors.New("quickstart: -workers and -increments must be at least 1")
 	}
-	addrs, stop, err := nodeAddrs()
+	nodes, stop, err := nodes()
 	if err != nil {
 		return err
 	}
 	defer stop()
 
-	conns := make([]driver.Conn, len(addrs))
-	clients := make([]*redis.Client, len(addrs))
-	for i, addr := range addrs {
-		clients[i] = redis.NewClient(&redis.Options{Addr: addr})
+	conns := make([]driver.Conn, len(nodes))
+	clients := make([]*redis.Client, len(nodes))
+	for i, opts := range nodes {
+		clients[i] = redis.NewClient(opts)
 		defer clients[i].Close()
 		conns[i] = goredis.New(clients[i])
 	}
@@ -105,7 +107,7 @@ func run(workers, increments int) error {
 		return fmt.Errorf("quickstart: reading the counter: %w", err)
 	}
 	total := 0
-	fmt.Printf("nodes: %d, workers: %d, time: %v\n", len(addrs), workers, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("nodes: %d, workers: %d, time: %v\n", len(nodes), workers, time.Since(start).Round(time.Millisecond))
 	for w, n := range performed {
 		fmt.Printf("worker %d: %d increments under the lock\n", w, n)
 		total += n
@@ -117,19 +119,12 @@ func run(workers, increments int) error {
 	return nil
 }
 
-// nodeAddrs returns the servers of LOCKSMITH_NODES, or starts five
-// in-process ones.
-func nodeAddrs() (addrs []string, stop func(), err error) {
+// nodes returns the options of the servers of LOCKSMITH_NODES, or starts
+// five in-process ones.
+func nodes() (opts []*redis.Options, stop func(), err error) {
 	if env := os.Getenv("LOCKSMITH_NODES"); env != "" {
-		for _, a := range strings.Split(env, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				addrs = append(addrs, a)
-			}
-		}
-		if len(addrs) == 0 {
-			return nil, nil, errors.New("quickstart: LOCKSMITH_NODES lists no address")
-		}
-		return addrs, func() {}, nil
+		opts, err := nodeOptions(env)
+		return opts, func() {}, err
 	}
 	var servers []*miniredis.Miniredis
 	stop = func() {
@@ -144,7 +139,36 @@ func nodeAddrs() (addrs []string, stop func(), err error) {
 			return nil, nil, fmt.Errorf("quickstart: starting in-process node %d: %w", i, err)
 		}
 		servers = append(servers, s)
-		addrs = append(addrs, s.Addr())
+		opts = append(opts, &redis.Options{Addr: s.Addr()})
 	}
-	return addrs, stop, nil
+	return opts, stop, nil
+}
+
+// nodeOptions parses LOCKSMITH_NODES: redis:// or rediss:// URLs, as the
+// locksmith command takes them, or bare host:port addresses,
+// comma-separated.
+func nodeOptions(env string) ([]*redis.Options, error) {
+	var opts []*redis.Options
+	for node := range strings.SplitSeq(env, ",") {
+		node = strings.TrimSpace(node)
+		switch {
+		case node == "":
+			continue
+		case !strings.Contains(node, "://"):
+			opts = append(opts, &redis.Options{Addr: node})
+			continue
+		}
+		o, err := redis.ParseURL(node)
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a password
+		}
+		if err != nil {
+			return nil, fmt.Errorf("quickstart: LOCKSMITH_NODES node %d: %w", len(opts), err)
+		}
+		opts = append(opts, o)
+	}
+	if len(opts) == 0 {
+		return nil, errors.New("quickstart: LOCKSMITH_NODES lists no node")
+	}
+	return opts, nil
 }
