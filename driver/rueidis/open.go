@@ -10,7 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // Delays between Open's attempts to build its client: the first retry
@@ -51,8 +51,7 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 		done:      make(chan struct{}),
 	}
 	c := &Conn{opened: o, id: optionID(option, o)}
-	c.spare = newSpare(c)
-	c.hub = adapter.NewHub(c.dialPubSub)
+	c.hub = pubsub.NewHub(c.dialPubSub)
 	go o.build()
 	return c, nil
 }
@@ -60,15 +59,11 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 // Close stops a Conn from [Open]: it ends the attempts to build the client,
 // waiting for one under way (rueidis bounds a dial by its Dialer's timeout,
 // 5s by default), and closes the client once built. Calls after Close
-// return an error. Close gives back the Conn's spare connection (see
-// Context) in the background; [Conn.Wait] waits for that. Close may be
-// called more than once.
+// return an error. Close may be called more than once.
 //
 // For a Conn from [New], whose client is the caller's, Close does nothing.
 func (c *Conn) Close() {
 	if c != nil && c.opened != nil {
-		c.closed.Store(true)
-		c.spare.Release()
 		c.opened.close()
 	}
 }
