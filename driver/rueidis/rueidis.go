@@ -113,38 +113,35 @@ var errNoClient = errors.New("rueidis: Conn has no client; make it with New or O
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cmd, err := build(func() rueidis.Completed {
-		return client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return reply(client.Do(ctx, cmd))
 }
 
 // EvalSha runs the script cached under sha1 with EVALSHA. When the server
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cmd, err := build(func() rueidis.Completed {
-		return client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	val, err := c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
-	if err != nil {
-		return nil, err
-	}
-	val, err := reply(client.Do(ctx, cmd))
 	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
 		return nil, driver.MarkNoScript(err)
 	}
 	return val, err
+}
+
+// do builds a command with the client's builder and sends it.
+func (c *Conn) do(ctx context.Context, builder func(rueidis.Builder) rueidis.Completed) (any, error) {
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := build(func() rueidis.Completed { return builder(client.B()) })
+	if err != nil {
+		return nil, err
+	}
+	return reply(client.Do(ctx, cmd))
 }
 
 // ScriptLoad caches script with SCRIPT LOAD and returns the digest the
