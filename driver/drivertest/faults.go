@@ -186,7 +186,7 @@ func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
 }
 
 // settles checks that a Conn that is a driver.Waiter finishes, once a
-// fault ended, what its calls left running in the background.
+// fault ended, what it runs after its calls returned.
 func settles(t *testing.T, what string, conn driver.Conn) {
 	t.Helper()
 	w, ok := conn.(driver.Waiter)
@@ -196,7 +196,7 @@ func settles(t *testing.T, what string, conn driver.Conn) {
 	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
 	defer cancel()
 	if err := w.Wait(ctx); err != nil {
-		t.Errorf("Wait after %s = %v; want the calls left in the background finished within %v", what, err, stallWait)
+		t.Errorf("Wait after %s = %v; want what the Conn runs finished within %v", what, err, stallWait)
 	}
 }
 
