@@ -2,8 +2,10 @@ package driver
 
 // A DeadlineHonorer is a [Conn] that can say whether its client returns
 // from every call by the deadline of the call's ctx, whatever it is doing
-// then: waiting for a pooled connection, dialling, sending or reading a
-// reply.
+// then: waiting for a pooled connection, dialling, retrying, sending or
+// reading a reply. Report true only when that holds against a node that
+// stalls (accepts connections and never answers); drivertest's
+// HonorsDeadline rule checks it.
 //
 // locksmith bounds every call to a node by the node timeout itself: it
 // runs the call on a goroutine of its own and stops waiting for it at the

@@ -2,23 +2,19 @@ package driver
 
 import "context"
 
-// A Waiter is a [Conn] whose calls may leave work running after they
-// returned: a call whose ctx ended before the reply came returns at once,
-// as Conn requires, while the client's command, or its wait for a
-// connection, goes on in the background until the client's own timeouts
-// end it. Each adapter's documentation says what that work is and how
-// long it may last.
+// A Waiter is a [Conn] that runs something after its calls returned, such
+// as the connection and goroutines that a [Notifier] keeps for its
+// subscriptions until the last one ends.
 //
-// Wait lets a program close the client only once nothing uses it, and a
-// test check that no goroutine outlives it. When a Conn does not implement
-// Waiter, its calls leave nothing running once they returned, or the
-// adapter offers no way to wait for it.
+// The redlock Client's Close calls Wait, after it ended its subscriptions,
+// so that a program may close its Redis clients once Close returned; users
+// never need to call it. When a Conn does not implement Waiter, nothing of
+// it runs once its calls and subscriptions have returned.
 type Waiter interface {
 	Conn
 
-	// Wait blocks until every call of the Conn has finished, those left
-	// running in the background included, and returns nil; or it returns
-	// ctx.Err() when ctx ends first. Calls made while Wait runs are
-	// waited for too.
+	// Wait blocks until what the Conn runs after its calls returned has
+	// finished, and returns nil; or it returns ctx.Err() when ctx ends
+	// first.
 	Wait(ctx context.Context) error
 }

@@ -98,17 +98,19 @@ const (
 	ctxLife = 5 * time.Millisecond
 )
 
-// testContextDoneDuringCall checks that Eval and EvalSha return an error
-// matching ctx.Err() when ctx ends while the server is still running the
-// script, and that the Conn works normally afterwards. A deadline that
-// expires and an explicit cancel are both checked, because clients often
-// handle only the first (by a socket deadline).
+// testContextDoneDuringCall ends a call's ctx while the server is still
+// running the script, with a deadline that expires and with an explicit
+// cancel, because clients often handle only the first (by a socket
+// deadline). A Conn should return then with an error, but locksmith does
+// not depend on it, so the call may also return the script's reply once
+// the server sends it. The rule fails a Conn whose next call does not get
+// its own reply (a connection left with an unread reply and used again),
+// and a Conn whose HonorsDeadline reports true that returns the reply to
+// the call whose deadline expired.
 //
 // The server is kept busy by a script that runs for busyFor, which is the
 // only way to make a call slow through EVAL alone without leaving anything
-// running on the server after the test. The check does not time the call: it
-// fails only if the call returns the script's reply, or an error that does
-// not match ctx.Err().
+// running on the server after the test. The check does not time the call.
 func testContextDoneDuringCall(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	conn := newConn(t)
 
@@ -119,12 +121,14 @@ func testContextDoneDuringCall(t *testing.T, newConn func(t *testing.T) driver.C
 	busyArgs := BusyArgs(busyFor)
 
 	tests := []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		call func(ctx context.Context) (any, error)
+		name     string
+		ctx      func() (context.Context, context.CancelFunc)
+		call     func(ctx context.Context) (any, error)
+		deadline bool // the ctx ends by its deadline
 	}{
 		{
-			name: "Eval with expiring deadline",
+			name:     "Eval with expiring deadline",
+			deadline: true,
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(t.Context(), ctxLife)
 			},
@@ -149,11 +153,8 @@ func testContextDoneDuringCall(t *testing.T, newConn func(t *testing.T) driver.C
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			got, err := tt.call(ctx)
-			// A Conn may notice the deadline a moment before ctx
-			// reports it; the error must match once it does.
-			<-ctx.Done()
-			if !errors.Is(err, ctx.Err()) {
-				t.Errorf("call = %s, %v; want an error matching %v", describe(got), err, ctx.Err())
+			if err == nil && tt.deadline && honorsDeadline(conn) {
+				t.Errorf("call = %s, nil; want an error from a Conn that honours deadlines", describe(got))
 			}
 
 			// This call waits until the server has finished the busy

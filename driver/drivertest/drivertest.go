@@ -32,9 +32,11 @@
 //   - LargeValue: a 1 MiB value crosses the Conn unchanged.
 //   - ContextDoneBeforeCall: a ctx that is already cancelled or past its
 //     deadline makes every method return an error matching ctx.Err().
-//   - ContextDoneDuringCall: a ctx that ends while the server is still
-//     running the script makes Eval and EvalSha return an error matching
-//     ctx.Err(), and the Conn works normally afterwards.
+//   - ContextDoneDuringCall: after a call whose ctx ended while the server
+//     was still running the script, the Conn's next call gets its own
+//     reply; the call itself may return an error or, from a client that
+//     waits for it, the reply (an error, for a deadline, from a Conn that
+//     honours deadlines).
 //   - Concurrency: one Conn used from 16 goroutines gives every caller its
 //     own correct reply. Run the suite with -race to check for data races.
 //
@@ -64,20 +66,22 @@
 //
 //   - StalledDial: a call to a node the client cannot finish connecting to
 //     (a full listen backlog, or a listener that never answers) returns
-//     when its ctx ends (or sooner, with an error), whatever the client's
-//     dial timeout.
+//     an error within 20s, with a deadline that expires and with a
+//     cancel: not forever, though the stall goes on.
 //   - StalledServer: with the server stopped (SIGSTOP) after the Conn
-//     connected to it, a call returns when its ctx ends, with an expiring
-//     deadline, with a context that only its deadline ends (the kind an
-//     adapter may run on the calling goroutine: see the driver package's
-//     Contexts) and with a cancel; once the server goes on, the Conn
-//     works.
+//     connected to it, a call returns an error within 20s, with a
+//     deadline that expires and with a cancel; once the server goes on,
+//     the Conn works.
 //   - StalledHealthCheck: StalledServer for a Conn whose client checks a
 //     pooled connection before using it (redigo's TestOnBorrow).
+//   - HonorsDeadline: for a Conn whose [driver.DeadlineHonorer] reports
+//     true, with the server stopped, Eval, EvalSha and ScriptLoad return
+//     an error within a second of their ctx's deadline. In the three rules
+//     above too, such a Conn's calls with a deadline return within a
+//     second of it.
 //
-// In these three, once the fault ended, a Conn that implements
-// [driver.Waiter] finishes what its calls left in the background: Wait
-// returns nil.
+// In these four, once the fault ended, a Conn that implements
+// [driver.Waiter] finishes what it runs: Wait returns nil.
 //   - NotifyQuiet (above) needs the QuietNotifier hook.
 //
 // The rules of the optional [driver.Identifier] run only when the Conn
@@ -167,6 +171,7 @@ var rules = []rule{
 	{name: "StalledDial", faultCheck: testStalledDial},
 	{name: "StalledServer", faultCheck: testStalledServer},
 	{name: "StalledHealthCheck", faultCheck: testStalledHealthCheck},
+	{name: "HonorsDeadline", faultCheck: testHonorsDeadline},
 	{name: "NodeID", identityCheck: testNodeID},
 	{name: "NodeIDAlias", identityCheck: testNodeIDAlias},
 	{name: "NodeIDOther", identityCheck: testNodeIDOther},

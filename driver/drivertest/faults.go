@@ -2,12 +2,12 @@ package drivertest
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // Faults are the hooks with which [Run] puts a Conn's node in the states of
@@ -17,19 +17,21 @@ import (
 // client can be tested with; one that talks to a real Redis server should
 // give them all.
 //
-// The rules check that a call returns, with an error matching ctx.Err(),
-// while the node still stalls: a Conn that waits for the stall to end, or
-// for a timeout of its client, fails them. A Conn may leave work running
-// in the background when it returns early; once the fault ended, a Conn
-// that is a [driver.Waiter] must finish it, and Wait return, within 20s.
-// Each rule ends its fault before the subtest's cleanups run, so a leak
-// check such as go.uber.org/goleak in TestMain finds nothing left of it.
+// The rules check that a call returns with an error while the node still
+// stalls: not forever, within 20s, or for a Conn whose
+// [driver.DeadlineHonorer] reports true within a second of its ctx's
+// deadline. A Conn that waits for the stall to end fails them. Once the
+// fault ended, a Conn that is a [driver.Waiter] must finish what it runs,
+// and Wait return, within 20s. Each rule ends its fault before the
+// subtest's cleanups run, so a leak check such as go.uber.org/goleak in
+// TestMain finds nothing left of it.
 type Faults struct {
 	// Pause stops the server that the Conns of newConn talk to, as
 	// SIGSTOP does: its connections stay open and its kernel still
 	// accepts new ones, but it answers nothing until resume is called.
 	// Each rule calls resume once, from the subtest's goroutine, before
-	// it ends. Needed by StalledServer and StalledHealthCheck.
+	// it ends. Needed by StalledServer, StalledHealthCheck and
+	// HonorsDeadline.
 	Pause func(t *testing.T) (resume func())
 
 	// HealthChecked returns a Conn to the same server as newConn whose
@@ -62,101 +64,98 @@ func WithFaults(f Faults) Option {
 }
 
 const (
-	// stallWait ends the wait for a call that does not return when its
-	// ctx ends; a Conn that honours ctx returns long before. It is
-	// shorter than the 30s connect timeout of several clients, so that a
-	// Conn which waits for such a timeout fails the rule.
+	// stallWait ends the wait for a call against a stalled node: the
+	// rules ask only that it return, not when. It is shorter than the
+	// 30s connect timeout of several clients, so that a Conn which waits
+	// for such a timeout fails the rule.
 	stallWait = 20 * time.Second
+	// deadlineSlack is how long after its ctx's deadline a call of a Conn
+	// that honours deadlines may return: generous, since the point is
+	// that it returns, not how fast.
+	deadlineSlack = time.Second
 	// stallCtxLife is how long a call's ctx lives against a stalled node.
 	stallCtxLife = 50 * time.Millisecond
 )
 
-// returnsWhileStalled calls Eval twice and then EvalSha, the first with a
-// ctx that only its deadline can end (adapter.WithTimeout), the second with
-// one whose deadline expires and the third with a ctx that is cancelled,
-// against a node that stalls, and fails unless each returns within
-// stallWait with an error: one matching ctx.Err() when it returns after
-// ctx ended, any error when it returns before.
+// returnsWhileStalled calls Eval with a ctx whose deadline expires and
+// EvalSha with a ctx that is cancelled, against a node that stalls, and
+// fails unless each returns an error within stallWait; a call with a
+// deadline through a Conn whose HonorsDeadline reports true, within
+// deadlineSlack of that deadline.
 func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	t.Helper()
 	calls := []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		call func(ctx context.Context) (any, error)
+		name     string
+		ctx      func() (context.Context, context.CancelFunc)
+		call     func(ctx context.Context) (any, error)
+		deadline bool // the ctx ends by its deadline
 	}{
-		// The context locksmith gives the calls of its rounds, which an
-		// adapter may run on the calling goroutine (see the driver
-		// package's Contexts): only its deadline ends it. It comes
-		// first, so that it finds whatever connection the Conn kept
-		// from the warm-up's calls with such a context.
-		{"Eval with a deadline-only context", func() (context.Context, context.CancelFunc) {
-			return adapter.WithTimeout(context.Background(), stallCtxLife)
-		}, func(ctx context.Context) (any, error) {
-			return conn.Eval(ctx, `return 'answered'`, nil, nil)
-		}},
 		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), stallCtxLife)
 		}, func(ctx context.Context) (any, error) {
 			return conn.Eval(ctx, `return 'answered'`, nil, nil)
-		}},
+		}, true},
 		{"EvalSha with cancel", func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			time.AfterFunc(stallCtxLife, cancel)
 			return ctx, cancel
 		}, func(ctx context.Context) (any, error) {
 			return conn.EvalSha(ctx, "0000000000000000000000000000000000000000", nil, nil)
-		}},
+		}, false},
 	}
 	for _, c := range calls {
-		ctx, cancel := c.ctx()
-		type result struct {
-			reply any
-			err   error
-			early bool // returned before ctx ended
+		limit := stallWait
+		if c.deadline && honorsDeadline(conn) {
+			limit = stallCtxLife + deadlineSlack
 		}
-		done := make(chan result, 1)
-		go func() {
-			reply, err := c.call(ctx)
-			done <- result{reply, err, ctx.Err() == nil}
-		}()
-		select {
-		case r := <-done:
-			switch {
-			case r.err == nil:
-				t.Errorf("%s, %s = %s, nil; want an error from a node that does not answer", what, c.name, describe(r.reply))
-			case r.early:
-				// The Conn knew the node failing before ctx ended
-				// (a connection it saw break): an error of its own
-				// is as good.
-				t.Logf("%s, %s: error before ctx ended: %v", what, c.name, r.err)
-			case !errors.Is(r.err, ctx.Err()):
-				t.Errorf("%s, %s = %s, %v; want an error matching %v", what, c.name, describe(r.reply), r.err, ctx.Err())
-			}
-		case <-time.After(stallWait):
-			// The call's goroutine ends once the fault ends.
-			t.Errorf("%s, %s: no return %v after the call started, though its ctx ended after %v", what, c.name, stallWait, stallCtxLife)
+		if err := callReturns(what+", "+c.name, limit, c.ctx, c.call); err != nil {
+			t.Error(err)
 		}
-		cancel()
+	}
+}
+
+// honorsDeadline reports whether conn says that its calls return by their
+// ctx's deadline.
+func honorsDeadline(conn driver.Conn) bool {
+	h, ok := conn.(driver.DeadlineHonorer)
+	return ok && h.HonorsDeadline()
+}
+
+// callReturns makes one call with a ctx from newCtx and reports a failure
+// unless the call returns an error within limit of its start.
+func callReturns(what string, limit time.Duration, newCtx func() (context.Context, context.CancelFunc), call func(ctx context.Context) (any, error)) error {
+	ctx, cancel := newCtx()
+	defer cancel()
+	type result struct {
+		reply any
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		reply, err := call(ctx)
+		done <- result{reply, err}
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err == nil {
+			return fmt.Errorf("%s = %s, nil; want an error from a node that does not answer", what, describe(r.reply))
+		}
+		return nil
+	case <-timer.C:
+		// The call's goroutine ends once the fault ends.
+		return fmt.Errorf("%s: no return %v after the call started", what, limit)
 	}
 }
 
 // answers reports whether Evals through conn get their reply, reporting
-// the failure otherwise: after a warm-up, so that the Conn holds a pooled
-// connection when a fault begins, and once a fault ended. The first Eval
-// has a ctx that a cancel can end; the others have the deadline-only
-// context of locksmith's rounds, after which an adapter may keep a
-// connection for the next such call.
+// the failure otherwise: after a warm-up, so that the Conn's client holds
+// pooled connections when a fault begins, and once a fault ended.
 func answers(t *testing.T, what string, conn driver.Conn) bool {
 	t.Helper()
-	cancellable := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(t.Context(), stallWait)
-	}
-	deadlineOnly := func() (context.Context, context.CancelFunc) {
-		return adapter.WithTimeout(context.Background(), stallWait)
-	}
-	ctxs := []func() (context.Context, context.CancelFunc){cancellable, deadlineOnly, deadlineOnly}
-	for _, newCtx := range ctxs {
-		ctx, cancel := newCtx()
+	for range 3 {
+		ctx, cancel := context.WithTimeout(t.Context(), stallWait)
 		got, err := conn.Eval(ctx, `return 'answered'`, nil, nil)
 		cancel()
 		if err != nil || !equalReply(got, "answered") {
@@ -187,7 +186,7 @@ func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
 }
 
 // settles checks that a Conn that is a driver.Waiter finishes, once a
-// fault ended, what its calls left running in the background.
+// fault ended, what it runs after its calls returned.
 func settles(t *testing.T, what string, conn driver.Conn) {
 	t.Helper()
 	w, ok := conn.(driver.Waiter)
@@ -197,7 +196,7 @@ func settles(t *testing.T, what string, conn driver.Conn) {
 	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
 	defer cancel()
 	if err := w.Wait(ctx); err != nil {
-		t.Errorf("Wait after %s = %v; want the calls left in the background finished within %v", what, err, stallWait)
+		t.Errorf("Wait after %s = %v; want what the Conn runs finished within %v", what, err, stallWait)
 	}
 }
 
@@ -209,7 +208,7 @@ func testStalledServer(t *testing.T, newConn func(t *testing.T) driver.Conn, f F
 		t.Skip("no Faults.Pause hook given")
 	}
 	conn := newConn(t)
-	stalledAndBack(t, "server stopped", conn, f.Pause, false)
+	stalledAndBack(t, "server stopped", conn, f.Pause)
 }
 
 // testStalledHealthCheck is testStalledServer for a Conn whose client
@@ -219,22 +218,15 @@ func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, f Fa
 		t.Skip("no Faults.Pause and Faults.HealthChecked hooks given")
 	}
 	conn := f.HealthChecked(t)
-	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause, true)
+	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause)
 }
 
 // stalledAndBack warms conn up, pauses the server, checks that calls return
-// while it stalls and that conn answers once it goes on. With pooled, a
-// Conn that is a driver.Waiter is waited for after the warm-up, so that it
-// gives back to its client's pool any connection it kept for its next
-// call, and the stalled calls take a pooled connection, which the client
-// checks.
-func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func(), pooled bool) {
+// while it stalls and that conn answers once it goes on.
+func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *testing.T) func()) {
 	t.Helper()
 	if !answers(t, "before the fault", conn) {
 		return
-	}
-	if pooled {
-		settles(t, "the warm-up", conn)
 	}
 	resume := pause(t)
 	resumed := false
@@ -248,6 +240,49 @@ func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *t
 	resumed = true
 	settles(t, "the server went on", conn)
 	answers(t, "after the node answered again", conn)
+}
+
+// testHonorsDeadline checks that a Conn whose HonorsDeadline reports true
+// returns from each method within deadlineSlack of its ctx's deadline
+// while the server, reached over connections opened before, has stopped
+// answering.
+func testHonorsDeadline(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults) {
+	conn := newConn(t)
+	if !honorsDeadline(conn) {
+		t.Skip("the Conn does not report that it honours deadlines (driver.DeadlineHonorer)")
+	}
+	if f.Pause == nil {
+		t.Skip("no Faults.Pause hook given")
+	}
+	if !answers(t, "before the fault", conn) {
+		return
+	}
+	resume := pause(t, f.Pause)
+	defer resume()
+	newCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), stallCtxLife)
+	}
+	calls := []struct {
+		name string
+		call func(ctx context.Context) (any, error)
+	}{
+		{"Eval", func(ctx context.Context) (any, error) { return conn.Eval(ctx, `return 'answered'`, nil, nil) }},
+		{"EvalSha", func(ctx context.Context) (any, error) {
+			return conn.EvalSha(ctx, "0000000000000000000000000000000000000000", nil, nil)
+		}},
+		{"ScriptLoad", func(ctx context.Context) (any, error) { return conn.ScriptLoad(ctx, `return 'loaded'`) }},
+	}
+	for _, c := range calls {
+		if err := callReturns("server stopped, "+c.name+" with expiring deadline", stallCtxLife+deadlineSlack, newCtx, c.call); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// pause pauses the server with hook and returns a resume that may be
+// called more than once.
+func pause(t *testing.T, hook func(t *testing.T) func()) func() {
+	return sync.OnceFunc(hook(t))
 }
 
 // testNotifyQuiet checks that a subscription whose channel stays quiet for

@@ -80,3 +80,82 @@ func TestNotifyQuietPublishesThroughAnotherConn(t *testing.T) {
 		t.Error("NotifyQuiet failed for a Notifier whose subscription heard the message")
 	}
 }
+
+// callReturns, on which the stall rules and HonorsDeadline rest, fails a
+// call that is still running at its limit and one that returns a reply,
+// and passes one that returns an error in time.
+func TestCallReturns(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	newCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), time.Millisecond)
+	}
+	tests := []struct {
+		name string
+		call func(ctx context.Context) (any, error)
+		fail bool
+	}{
+		{"returns at ctx's end", func(ctx context.Context) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, false},
+		{"ignores ctx", func(context.Context) (any, error) {
+			<-release
+			return nil, errors.New("released")
+		}, true},
+		{"returns a reply", func(context.Context) (any, error) { return "answered", nil }, true},
+	}
+	for _, tt := range tests {
+		err := callReturns(tt.name, 100*time.Millisecond, newCtx, tt.call)
+		if (err != nil) != tt.fail {
+			t.Errorf("callReturns(%s) = %v; want a failure: %t", tt.name, err, tt.fail)
+		}
+	}
+}
+
+// honouring is a Conn that honours deadlines, as it says, over a server
+// that Pause stops: while stopped, its calls return when their ctx ends.
+type honouring struct {
+	stopped *sync.RWMutex
+}
+
+func (c honouring) call(ctx context.Context, reply any) (any, error) {
+	if c.stopped.TryRLock() {
+		c.stopped.RUnlock()
+		return reply, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (c honouring) Eval(ctx context.Context, _ string, _, _ []string) (any, error) {
+	return c.call(ctx, "answered")
+}
+
+func (c honouring) EvalSha(ctx context.Context, _ string, _, _ []string) (any, error) {
+	return c.call(ctx, "answered")
+}
+
+func (c honouring) ScriptLoad(ctx context.Context, _ string) (string, error) {
+	_, err := c.call(ctx, nil)
+	return "0000000000000000000000000000000000000000", err
+}
+
+func (c honouring) HonorsDeadline() bool { return true }
+
+func TestHonorsDeadlinePassesAConnThatDoes(t *testing.T) {
+	var stopped sync.RWMutex
+	f := Faults{Pause: func(*testing.T) func() {
+		stopped.Lock()
+		return stopped.Unlock
+	}}
+	newConn := func(*testing.T) driver.Conn { return honouring{&stopped} }
+	checked := false // not when the rule skips, which ends its goroutine
+	ok := t.Run("HonorsDeadline", func(t *testing.T) {
+		testHonorsDeadline(t, newConn, f)
+		checked = true
+	})
+	if !ok || !checked {
+		t.Errorf("HonorsDeadline passed: %t, checked: %t; want both for a Conn that returns at its ctx's deadline", ok, checked)
+	}
+}

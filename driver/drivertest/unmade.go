@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
 )
 
 // RunUnmade checks Conns that their adapter's constructor did not make,
 // such as the zero value of the adapter's Conn type and a nil pointer to
-// it: Eval, EvalSha and ScriptLoad return an error, with a context of each
-// kind that locksmith passes; Subscribe of a [driver.Notifier] returns an
+// it: Eval, EvalSha and ScriptLoad return an error, with a context with and
+// without a deadline; Subscribe of a [driver.Notifier] returns an
 // error; Wait of a [driver.Waiter] returns nil; and no method, NodeID of a
 // [driver.Identifier] and ServerID of a [driver.ServerIdentifier]
 // included, panics. It needs no server.
@@ -27,9 +26,9 @@ func RunUnmade(t *testing.T, conns ...driver.Conn) {
 }
 
 func testUnmade(t *testing.T, conn driver.Conn) {
-	deadlineOnly, cancel := adapter.WithTimeout(context.Background(), time.Second)
+	withDeadline, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	for _, ctx := range []context.Context{t.Context(), deadlineOnly} {
+	for _, ctx := range []context.Context{t.Context(), withDeadline} {
 		if got, err := conn.Eval(ctx, `return 1`, nil, nil); err == nil {
 			t.Errorf("Eval on %#v = %s, nil; want an error", conn, describe(got))
 		}
@@ -50,6 +49,9 @@ func testUnmade(t *testing.T, conn driver.Conn) {
 		if err := w.Wait(t.Context()); err != nil {
 			t.Errorf("Wait on %#v = %v; want nil", conn, err)
 		}
+	}
+	if h, ok := conn.(driver.DeadlineHonorer); ok {
+		_ = h.HonorsDeadline()
 	}
 	if id, ok := conn.(driver.Identifier); ok {
 		_ = id.NodeID() // any value: redlock.New refuses such a Conn anyway

@@ -2,7 +2,6 @@ package goredis_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
 	"github.com/locksmith-go/locksmith/driver/goredis"
 	"github.com/locksmith-go/locksmith/redlock"
 )
@@ -54,13 +52,50 @@ func silentServer(t *testing.T) string {
 	return listener.Addr().String()
 }
 
-// TestInlineCallEndsAtDeadline checks the calls that run on the caller's
-// goroutine: with ContextTimeoutEnabled and a context that only its deadline
-// ends, as redlock makes for the calls of a round on several nodes, a call to
-// a server that never answers must end with an error
-// matching context.DeadlineExceeded instead of waiting for the client's
-// ReadTimeout.
-func TestInlineCallEndsAtDeadline(t *testing.T) {
+// A Conn whose HonorsDeadline reports true returns by its ctx's deadline
+// from a server that never answers, though the client's ReadTimeout is an
+// hour; for the Conn's other clients, the core bounds the call instead.
+func TestHonorsDeadline(t *testing.T) {
+	newClient := func(opt redis.Options) *redis.Client {
+		client := redis.NewClient(&opt)
+		t.Cleanup(func() { client.Close() })
+		return client
+	}
+	failover := redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: "m", SentinelAddrs: []string{"127.0.0.1:26379"}, ContextTimeoutEnabled: true,
+	})
+	t.Cleanup(func() { failover.Close() })
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:6379"}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { ring.Close() })
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:6379"}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { cluster.Close() })
+
+	const addr = "127.0.0.1:6379"
+	tests := []struct {
+		name   string
+		client redis.Scripter
+		want   bool
+	}{
+		{"default options", newClient(redis.Options{Addr: addr}), false},
+		{"ContextTimeoutEnabled", newClient(redis.Options{Addr: addr, ContextTimeoutEnabled: true}), true},
+		{"ContextTimeoutEnabled, no read or write timeout", newClient(redis.Options{Addr: addr, ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1}), true},
+		{"ContextTimeoutEnabled, read deadlines off", newClient(redis.Options{Addr: addr, ContextTimeoutEnabled: true, ReadTimeout: -2}), false},
+		{"ContextTimeoutEnabled, write deadlines off", newClient(redis.Options{Addr: addr, ContextTimeoutEnabled: true, WriteTimeout: -2}), false},
+		{"failover client with ContextTimeoutEnabled", failover, true},
+		{"ring with ContextTimeoutEnabled", ring, false},
+		{"cluster client with ContextTimeoutEnabled", cluster, false},
+	}
+	for _, tt := range tests {
+		if got := goredis.New(tt.client).HonorsDeadline(); got != tt.want {
+			t.Errorf("New(%s client).HonorsDeadline() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// With ContextTimeoutEnabled, every method returns an error by its ctx's
+// deadline (within a generous second) from a server that never answers,
+// though the client's ReadTimeout and WriteTimeout are an hour.
+func TestCallEndsAtDeadline(t *testing.T) {
 	client := redis.NewClient(&redis.Options{
 		Addr:                  silentServer(t),
 		Protocol:              2, // no HELLO when connecting: the command itself waits
@@ -72,6 +107,9 @@ func TestInlineCallEndsAtDeadline(t *testing.T) {
 	})
 	defer client.Close()
 	conn := goredis.New(client)
+	if !conn.HonorsDeadline() {
+		t.Fatal("HonorsDeadline() = false, want true")
+	}
 
 	calls := []struct {
 		name string
@@ -87,49 +125,26 @@ func TestInlineCallEndsAtDeadline(t *testing.T) {
 			return conn.ScriptLoad(ctx, "return 1")
 		}},
 	}
+	const life, slack = 50 * time.Millisecond, time.Second
 	for _, c := range calls {
-		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := adapter.WithTimeout(context.Background(), 50*time.Millisecond)
-			defer cancel()
-			if !adapter.Inline(ctx) {
-				t.Fatal("Inline(adapter.WithTimeout(context.Background())) = false, want true")
-			}
-			got, err := c.call(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("%s to a silent server = %v, %v; want an error matching %v", c.name, got, err, context.DeadlineExceeded)
-			}
-		})
+		ctx, cancel := context.WithTimeout(context.Background(), life)
+		start := time.Now()
+		got, err := c.call(ctx)
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Errorf("%s to a silent server = %v, nil; want an error", c.name, got)
+		}
+		if took > life+slack {
+			t.Errorf("%s to a silent server returned after %v; want by its ctx's deadline (%v), give or take %v", c.name, took, life, slack)
+		}
 	}
 }
 
-// TestCancelledCallReturns checks that with ContextTimeoutEnabled, which
-// makes go-redis apply only a deadline, a call whose context is cancelled
-// before its deadline still returns at the cancellation.
-func TestCancelledCallReturns(t *testing.T) {
-	client := redis.NewClient(&redis.Options{
-		Addr:                  silentServer(t),
-		Protocol:              2,
-		DisableIdentity:       true,
-		ContextTimeoutEnabled: true,
-		MaxRetries:            -1,
-	})
-	defer client.Close()
-	conn := goredis.New(client)
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	time.AfterFunc(20*time.Millisecond, cancel)
-	got, err := conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", []string{"k"}, nil)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("EvalSha cancelled while the server is silent = %v, %v; want an error matching %v", got, err, context.Canceled)
-	}
-}
-
-// TestLockWithSilentNode runs redlock's rounds through the calls that run
-// on the caller's goroutine: with a caller context that cannot be cancelled
-// and ContextTimeoutEnabled, a node that never answers must end at redlock's
-// per-node timeout rather than at the client's hour-long ReadTimeout, so the
-// two answering nodes grant and release the lock.
+// TestLockWithSilentNode: with ContextTimeoutEnabled, a node that never
+// answers ends at redlock's per-node timeout rather than at the client's
+// hour-long ReadTimeout, so the two answering nodes grant and release the
+// lock, and nothing is left running (goleak in TestMain).
 func TestLockWithSilentNode(t *testing.T) {
 	addrs := []string{miniredis.RunT(t).Addr(), miniredis.RunT(t).Addr(), silentServer(t)}
 	var conns []driver.Conn

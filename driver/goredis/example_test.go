@@ -13,9 +13,9 @@ import (
 )
 
 // Three independent Redis servers, each behind its own go-redis client, form
-// one Redlock. ContextTimeoutEnabled lets go-redis bound each command by
-// locksmith's per-node timeout, which spares the adapter a goroutine per
-// command where only that timeout can end it.
+// one Redlock. With ContextTimeoutEnabled go-redis bounds each command by
+// locksmith's per-node timeout, so the Conn reports that it honours
+// deadlines.
 func ExampleNew() {
 	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
 	var nodes []driver.Conn

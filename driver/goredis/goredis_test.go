@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -222,6 +223,28 @@ func TestNilConnWait(t *testing.T) {
 	var conn *goredis.Conn
 	if err := conn.Wait(context.Background()); err != nil {
 		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}
+
+// Wait returns once the last subscription has ended and the shared pub/sub
+// connection's goroutine with it.
+func TestWaitForSubscriptions(t *testing.T) {
+	server, _ := testServers(t)
+	client := redis.NewClient(&redis.Options{Addr: server})
+	defer client.Close()
+	conn := goredis.New(client)
+	cancel, err := conn.Subscribe(t.Context(), "{wait}:released", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	short, stop := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer stop()
+	if err := conn.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait while subscribed = %v, want %v", err, context.DeadlineExceeded)
+	}
+	cancel()
+	if err := conn.Wait(t.Context()); err != nil {
+		t.Errorf("Wait after the last cancel = %v, want nil", err)
 	}
 }
 

@@ -6,77 +6,56 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
-// subscriber is what a go-redis client needs to open a pub/sub connection:
-// *redis.Client, *redis.ClusterClient, *redis.Ring and redis.UniversalClient
-// all have it, a bare redis.Scripter may not.
+// subscriber opens a pub/sub connection: every go-redis client can, but a
+// bare redis.Scripter may not.
 type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// Errors of Subscribe for clients that cannot share one subscription.
-var (
-	errCannotSubscribe = errors.New("goredis: the client given to New has no Subscribe method, so it cannot deliver release notifications")
-	errRing            = errors.New("goredis: a redis.Ring subscribes on the shard of each channel, not over one shared connection, so it delivers no release notifications")
-)
-
-// Subscribe implements [driver.Notifier] with the client's own pub/sub
-// support (redis.PubSub). All subscriptions of the Conn share one pub/sub
-// connection, which the Conn opens for the first subscription and closes
-// after the last one ends; when it breaks, the Conn opens another and
-// subscribes again, and messages published in between are lost.
-//
-// A *redis.Ring, and a client without a Subscribe method (see [New]),
-// report an error, and locksmith then polls that node.
+// Subscribe implements [driver.Notifier] over one redis.PubSub connection
+// that all subscriptions of the Conn share (see [pubsub.Hub]). A
+// *redis.Ring, which subscribes on each channel's shard, and a client
+// without a Subscribe method return an error: locksmith then polls.
 func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
 	if c == nil || c.client == nil {
 		return nil, errNoClient
 	}
-	if _, ok := c.client.(*redis.Ring); ok {
-		return nil, errRing
-	}
 	if _, ok := c.client.(subscriber); !ok {
-		return nil, errCannotSubscribe
+		return nil, errors.New("goredis: the client has no Subscribe method")
+	}
+	if _, ok := c.client.(*redis.Ring); ok {
+		return nil, errors.New("goredis: a redis.Ring cannot share one pub/sub connection")
 	}
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
 	// The connection opens with the first SUBSCRIBE.
 	return pubSub{c.client.(subscriber).Subscribe(ctx)}, nil
 }
 
-// pubSub is a redis.PubSub as an [adapter.Hub] drives it.
+// pubSub is a redis.PubSub as a [pubsub.Hub] drives it.
 type pubSub struct {
-	ps *redis.PubSub
+	*redis.PubSub
 }
 
-func (p pubSub) Subscribe(ctx context.Context, channels ...string) error {
-	return p.ps.Subscribe(ctx, channels...)
-}
-
-func (p pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
-	return p.ps.Unsubscribe(ctx, channels...)
-}
-
-func (p pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+func (p pubSub) Receive(ctx context.Context, hub *pubsub.Hub) error {
 	// redis.PubSub.Receive does not return when its ctx is cancelled;
 	// closing the PubSub ends the read.
-	stop := context.AfterFunc(ctx, func() { p.ps.Close() })
+	stop := context.AfterFunc(ctx, func() { p.PubSub.Close() })
 	defer stop()
 	for {
-		msg, err := p.ps.Receive(context.Background())
-		if ctx.Err() != nil {
-			return nil
-		}
+		msg, err := p.PubSub.Receive(context.Background())
 		var refusal redis.Error
-		if errors.As(err, &refusal) {
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &refusal):
 			hub.Refused(err) // an error reply: the connection is fine
-			continue
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
 		switch msg := msg.(type) {
@@ -90,4 +69,4 @@ func (p pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
 	}
 }
 
-func (p pubSub) Close() { p.ps.Close() }
+func (p pubSub) Close() { p.PubSub.Close() }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// hangLimit ends the wait for calls a Conn left in the background; it is
+// hangLimit ends the wait for a Conn's pub/sub connection to end; it is
 // no assertion about speed.
 const hangLimit = time.Minute
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
@@ -36,15 +36,15 @@ const (
 	pubSubReadWait  = 3 * pubSubHeartbeat
 )
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
 	conn, err := c.pool.GetContext(ctx)
 	if err != nil {
-		return nil, adapter.ContextErr(ctx, err)
+		return nil, err
 	}
 	return &pubSub{psc: redis.PubSubConn{Conn: conn}}, nil
 }
 
-// pubSub is a redis.PubSubConn as an [adapter.Hub] drives it.
+// pubSub is a redis.PubSubConn as a [pubsub.Hub] drives it.
 type pubSub struct {
 	psc redis.PubSubConn
 	// writeMu serializes the writes of the Hub (Subscribe, Unsubscribe,
@@ -53,22 +53,16 @@ type pubSub struct {
 	writeMu sync.Mutex
 }
 
-func (p *pubSub) Subscribe(ctx context.Context, channels ...string) error {
+func (p *pubSub) Subscribe(_ context.Context, channels ...string) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	if err := p.psc.Subscribe(redis.Args{}.AddFlat(channels)...); err != nil {
-		return adapter.ContextErr(ctx, err)
-	}
-	return nil
+	return p.psc.Subscribe(redis.Args{}.AddFlat(channels)...)
 }
 
-func (p *pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
+func (p *pubSub) Unsubscribe(_ context.Context, channels ...string) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
-	if err := p.psc.Unsubscribe(redis.Args{}.AddFlat(channels)...); err != nil {
-		return adapter.ContextErr(ctx, err)
-	}
-	return nil
+	return p.psc.Unsubscribe(redis.Args{}.AddFlat(channels)...)
 }
 
 func (p *pubSub) ping() {
@@ -82,7 +76,7 @@ func (p *pubSub) ping() {
 // kept from firing on a quiet channel by the heartbeat. When ctx ends, a
 // last PING wakes the read, so Receive returns within a round trip, or
 // within pubSubReadWait when the server does not answer.
-func (p *pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+func (p *pubSub) Receive(ctx context.Context, hub *pubsub.Hub) error {
 	done := make(chan struct{})
 	var heartbeat sync.WaitGroup
 	heartbeat.Go(func() {

@@ -57,20 +57,22 @@ func TestConformance(t *testing.T) {
 			proxy.pause()
 			return proxy.resume
 		},
+		// The hooks' pools are configured as the package doc asks:
+		// TestOnBorrowContext and DialContext, which honour ctx.
 		HealthChecked: func(t *testing.T) driver.Conn {
 			return waited(t, redigo.New(newPool(t, addr, func(p *redis.Pool) {
-				p.TestOnBorrow = func(c redis.Conn, _ time.Time) error {
-					_, err := c.Do("PING")
+				p.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, _ time.Time) error {
+					_, err := redis.DoContext(c, ctx, "PING")
 					return err
 				}
 			})))
 		},
 		StalledDial: func(t *testing.T) (driver.Conn, func()) {
 			hole := newBlackHole(t)
-			pool := &redis.Pool{Dial: func() (redis.Conn, error) {
+			pool := &redis.Pool{DialContext: func(ctx context.Context) (redis.Conn, error) {
 				// AUTH during the dial waits for a reply that
 				// never comes.
-				return redis.Dial("tcp", hole.addr(), redis.DialPassword("secret"))
+				return redis.DialContext(ctx, "tcp", hole.addr(), redis.DialPassword("secret"))
 			}}
 			t.Cleanup(func() { pool.Close() })
 			return waited(t, redigo.New(pool)), hole.release

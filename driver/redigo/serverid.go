@@ -2,17 +2,17 @@ package redigo
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
 )
 
-// ServerID returns the run_id that the server reported to the Conn's first
-// call it answered, for [driver.ServerIdentifier], and whether that call
-// has settled it: "" and false before it, "" and true when the server
-// reports none or refuses INFO. A pool can dial any server, so this is how
-// locksmith tells that two pools reach one server.
+// ServerID implements [driver.ServerIdentifier]: the run_id that the server
+// reported (INFO server, asked on the connection of the first call it
+// answered, and of later calls until the answer settles it), and whether it
+// is settled: "" and false before, "" and true when the server reports none
+// or refuses INFO. A pool can dial any server, so this is how locksmith
+// tells that two pools reach one server.
 func (c *Conn) ServerID() (id string, known bool) {
 	if c == nil {
 		return "", false
@@ -24,7 +24,7 @@ func (c *Conn) ServerID() (id string, known bool) {
 }
 
 // learnServerID asks the server behind conn, which has just answered a
-// command, for its run_id; run calls it until the ID is settled. A refused
+// command, for its run_id; do calls it until the ID is settled. A refused
 // INFO or a reply without run_id settles it as none; a failure of the
 // connection, the end of ctx and the error replies of a passing state
 // (BUSY, LOADING) leave it to a later call.
@@ -46,17 +46,6 @@ func runID(info string) string {
 		}
 	}
 	return ""
-}
-
-// answered reports whether err, the error of a command, means that the
-// server answered it: there is none, or it is an error reply.
-func answered(err error) bool {
-	return err == nil || isRedisError(err)
-}
-
-func isRedisError(err error) bool {
-	var redisErr redis.Error
-	return errors.As(err, &redisErr)
 }
 
 // isPassing reports whether err is the error reply of a server that

@@ -5,7 +5,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // Subscribe implements [driver.Notifier]. All subscriptions of the Conn
@@ -20,7 +20,7 @@ func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(paylo
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
+func (c *Conn) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
 	client, err := c.getClient(ctx)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (c *Conn) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 }
 
 // pubSub is a dedicated rueidis connection with pub/sub hooks, as an
-// [adapter.Hub] drives it. The hooks report to the Hub directly.
+// [pubsub.Hub] drives it. The hooks report to the Hub directly.
 type pubSub struct {
 	dc     rueidis.DedicatedClient
 	cancel func()
@@ -53,7 +53,7 @@ func (p pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
 	return p.dc.Do(ctx, p.dc.B().Unsubscribe().Channel(channels...).Build()).Error()
 }
 
-func (p pubSub) Receive(ctx context.Context, _ *adapter.Hub) error {
+func (p pubSub) Receive(ctx context.Context, _ *pubsub.Hub) error {
 	select {
 	case err := <-p.failed:
 		return err

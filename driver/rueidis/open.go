@@ -10,7 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // Delays between Open's attempts to build its client: the first retry
@@ -43,16 +43,9 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 	if len(option.InitAddress) == 0 {
 		return nil, errors.New("rueidis: Open needs an InitAddress")
 	}
-	o := &opened{
-		option:    option,
-		ready:     make(chan struct{}),
-		attempted: make(chan struct{}),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
-	}
+	o := &opened{option: option, attempted: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	c := &Conn{opened: o, id: optionID(option, o)}
-	c.spare = newSpare(c)
-	c.hub = adapter.NewHub(c.dialPubSub)
+	c.hub = pubsub.NewHub(c.dialPubSub)
 	go o.build()
 	return c, nil
 }
@@ -60,15 +53,11 @@ func Open(option rueidis.ClientOption) (*Conn, error) {
 // Close stops a Conn from [Open]: it ends the attempts to build the client,
 // waiting for one under way (rueidis bounds a dial by its Dialer's timeout,
 // 5s by default), and closes the client once built. Calls after Close
-// return an error. Close gives back the Conn's spare connection (see
-// Context) in the background; [Conn.Wait] waits for that. Close may be
-// called more than once.
+// return an error. Close may be called more than once.
 //
 // For a Conn from [New], whose client is the caller's, Close does nothing.
 func (c *Conn) Close() {
 	if c != nil && c.opened != nil {
-		c.closed.Store(true)
-		c.spare.Release()
 		c.opened.close()
 	}
 }
@@ -85,56 +74,35 @@ func optionID(option rueidis.ClientOption, o *opened) string {
 
 // opened is the client that Open builds in the background.
 type opened struct {
-	option rueidis.ClientOption
-
-	ready     chan struct{} // closed once client is set
-	client    rueidis.Client
+	option    rueidis.ClientOption
 	attempted chan struct{} // closed when the first attempt ended
 	stop      chan struct{} // closed by close
 	done      chan struct{} // closed when build returns
+	first     sync.Once     // closes attempted
 	once      sync.Once     // of close
 
 	mu      sync.Mutex
-	lastErr error // of the last failed attempt; nil before one failed
+	client  rueidis.Client // nil until an attempt succeeded
+	lastErr error          // of the last attempt
+	closed  bool
 }
 
 func (o *opened) build() {
 	defer close(o.done)
-	delay := minRebuild
-	for {
+	for delay := minRebuild; ; delay = min(2*delay, maxRebuild) {
 		client, err := rueidis.NewClient(o.option)
-		if err == nil {
-			select {
-			case <-o.stop:
-				client.Close()
-			default:
-				o.client = client
-				close(o.ready)
-			}
-			o.attemptEnded()
-			return
-		}
 		o.mu.Lock()
-		o.lastErr = err
+		o.client, o.lastErr = client, err
 		o.mu.Unlock()
-		o.attemptEnded()
-		timer := time.NewTimer(delay)
+		o.first.Do(func() { close(o.attempted) })
+		if err == nil {
+			return // close closes the client
+		}
 		select {
 		case <-o.stop:
-			timer.Stop()
 			return
-		case <-timer.C:
+		case <-time.After(delay):
 		}
-		delay = min(2*delay, maxRebuild)
-	}
-}
-
-// attemptEnded marks the end of an attempt to build the client.
-func (o *opened) attemptEnded() {
-	select {
-	case <-o.attempted:
-	default:
-		close(o.attempted)
 	}
 }
 
@@ -142,50 +110,32 @@ func (o *opened) get(ctx context.Context) (rueidis.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if o.stopped() {
-		return nil, errClosed
-	}
 	select {
-	case <-o.ready:
-		return o.client, nil
 	case <-o.attempted:
 	case <-o.stop:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	// A select with both ready, as after Close, picks either: stop is
-	// looked at alone first.
-	if o.stopped() {
-		return nil, errClosed
-	}
-	select {
-	case <-o.ready:
-		return o.client, nil
-	default:
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return nil, fmt.Errorf("rueidis: no client for the node yet: %w", o.lastErr)
-}
-
-// stopped reports whether close has been called.
-func (o *opened) stopped() bool {
-	select {
-	case <-o.stop:
-		return true
-	default:
-		return false
+	switch {
+	case o.closed:
+		return nil, errClosed
+	case o.client != nil:
+		return o.client, nil
 	}
+	return nil, fmt.Errorf("rueidis: no client for the node yet: %w", o.lastErr)
 }
 
 func (o *opened) close() {
 	o.once.Do(func() {
+		o.mu.Lock()
+		o.closed = true
+		o.mu.Unlock()
 		close(o.stop)
 		<-o.done
-		select {
-		case <-o.ready:
+		if o.client != nil { // build has returned: no lock needed
 			o.client.Close()
-		default:
 		}
 	})
 }

@@ -14,86 +14,31 @@
 //	}
 //	locker, err := redlock.New(nodes)
 //
-// (lsrueidis names this package, imported beside rueidis itself.)
+// (lsrueidis names this package, imported beside rueidis itself.) The
+// client settings that matter to locksmith (rueidis.ClientOption):
 //
-// # Start-up with nodes down
+//   - Dialer.Timeout (5s by default) and ConnWriteTimeout: keep them
+//     inside locksmith's node timeout; a call that finds its connection
+//     being dialled again waits for that dial, whatever its ctx.
+//   - Logging: rueidis logs nothing of its own.
+//   - TLSConfig for TLS; Username and Password (or AuthCredentialsFn)
+//     for an ACL user, whose rules the README lists.
+//
+// Each method passes its ctx to the client's Do. The Conn does not
+// implement [driver.DeadlineHonorer], because of that wait for a dial, so
+// locksmith bounds every call itself.
 //
 // rueidis.NewClient connects at once and fails when its node is down, so a
-// program that builds every client with it before redlock.New cannot start
-// while any one node is down, although a Redlock needs only a majority.
-// [Open] builds the client in the background and keeps trying, so a
-// minority of nodes down at start-up costs only their votes until they
-// come up. [New] wraps a client the caller already built.
+// program that builds every client with it cannot start while any one node
+// is down, although a Redlock needs only a majority. [Open] builds the
+// client in the background and keeps trying. [New] wraps a client the
+// caller already built: a single server, a Sentinel deployment or a
+// Cluster, each of which then counts as one Redlock node.
 //
-// [New] accepts any rueidis.Client: a single server, a Sentinel-managed
-// deployment or a Redis Cluster, each of which then counts as one Redlock
-// node.
-//
-// # Errors
-//
-// A Redis error reply is returned as the client's *rueidis.RedisError.
-// [Conn.EvalSha] reports a missing script with an error that matches both
-// [driver.ErrNoScript] and the server's error. A nil reply is a nil value,
+// A Redis error reply is returned as a *rueidis.RedisError; a missing
+// script's also matches [driver.ErrNoScript]. A nil reply is a nil value,
 // not rueidis.Nil. On a cluster client, keys in different hash slots are an
-// error whose text starts with CROSSSLOT, as the server's own error does:
-// rueidis refuses to build such a command, so it never reaches the server.
-//
-// # Context
-//
-// rueidis reacts to a cancelled ctx only while a call has no deadline: a
-// call with one, as every call of locksmith has, may be sent on a path that
-// applies the deadline to the socket and waits for the reply even after ctx
-// is cancelled. Nor is a context that only its deadline can end enough to
-// run a call on the caller's goroutine, as the go-redis adapter does: a call
-// that finds its connection being dialled again waits for that dial without
-// looking at its ctx. So that every method returns as soon as its ctx is
-// done, a call whose ctx can end runs in a goroutine of its own, except a
-// call of a redlock round on several nodes: the round runs it on a
-// goroutine of the redlock Client's that it stops waiting for at the
-// deadline, so the client runs there (see adapter.Run), and the method may
-// return after ctx ended, when the bounds below end the command.
-//
-// A call whose ctx only its deadline ends, as redlock makes for a round on
-// one node, runs on the calling goroutine when the Conn has a spare
-// connection (a call of a round on several nodes runs there anyway, on the
-// client's shared connection, see above): a dedicated connection of the
-// client (Client.Dedicate), which no other caller shares, is never dialled
-// again, and on which rueidis bounds a call by ctx's deadline. A Conn over
-// a client of one server opens one after such a call that found none,
-// unless it has one in another call's hands, in a goroutine of its own (a
-// dial for it waits on no call), keeps it once it has answered a PING, and
-// gives it back to the client after 1s without a call, after a call whose
-// command got no answer on it, in Wait, and, for a Conn from Open, in
-// Close. It holds one such connection at most, besides the client's own;
-// a cluster or Sentinel client gets none.
-//
-// # What may outlive a call
-//
-// When ctx ends first, the method returns ctx.Err() at once and the
-// command finishes in the background, bounded by ctx's deadline and the
-// client's ConnWriteTimeout (and, while the client dials its connection
-// again, by its Dialer's timeout, 5s by default); its reply is discarded.
-// A call of a redlock round on several nodes that goes on past its ctx
-// holds the redlock Client's goroutine for as long, which the Client's
-// Wait stops waiting for a per-node timeout after the deadline.
-// The goroutine that opens a spare connection runs until the client lends
-// it one of its dedicated connections, which waits while all of them
-// (BlockingPoolSize) are in use and otherwise for a dial bounded by the
-// Dialer's timeout and the client's ConnWriteTimeout, and then until the
-// PING is answered, for up to 1s more. A spare connection is given back
-// in a goroutine of its own, as rueidis may send it commands that clear
-// its state and wait for their replies (bounded by its keepalive PING and
-// ConnWriteTimeout), or wait up to 1s to close it.
-// [Conn.Wait] waits for the calls still running, those on the spare
-// connection and those goroutines too, and then gives back the spare
-// connection and waits for that; without Wait it goes back within 1s of
-// the Conn's last call, by a timer. A Conn from [Open] also
-// runs the goroutine that builds its client, until that succeeds or
-// [Conn.Close] ends it. Subscribe's shared connection lives while some
-// subscription lasts and is given back when the last one ends.
-//
-// # Concurrency
-//
+// error whose text starts with CROSSSLOT, as the server's own error does.
 // A Conn is safe for concurrent use, as a rueidis.Client is.
 package rueidis
 
@@ -103,13 +48,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 var (
@@ -124,90 +67,19 @@ var (
 type Conn struct {
 	client rueidis.Client // nil for a Conn from Open
 	opened *opened        // the client Open builds, nil for a Conn from New
-	hub    *adapter.Hub   // the pub/sub connection of Subscribe
+	hub    *pubsub.Hub    // the pub/sub connection of Subscribe
 	id     string         // the NodeID
-	// background counts the goroutines of calls whose ctx can end, and
-	// those that open a spare.
-	background adapter.Background
-	// spare is a dedicated connection of a client of one server, kept
-	// for calls that run on the calling goroutine: see the package
-	// documentation. dedicated is 1 from when a goroutine starts to open
-	// one until it is given back, kept or in a call's hands meanwhile, so
-	// that a call that finds the spare in another call's hands does not
-	// open a second.
-	spare     *adapter.Spare[dedicated]
-	dedicated atomic.Int32
-	closed    atomic.Bool // set by Close
 }
 
-// dedicated is a connection of a client that no other caller shares
-// (rueidis.Client.Dedicate), and the function that gives it back.
-type dedicated struct {
-	client  rueidis.DedicatedClient
-	release func()
-}
-
-// keepSpare is how long a Conn keeps its spare connection unused before it
-// gives it back to the client; fillTimeout bounds the PING with which it
-// checks a new one.
-const (
-	keepSpare   = time.Second
-	fillTimeout = time.Second
-)
-
-// newSpare returns the spare of c, a new Conn.
-func newSpare(c *Conn) *adapter.Spare[dedicated] {
-	// NewSpare fails only for a keep time that is not positive or a nil
-	// release function.
-	spare, _ := adapter.NewSpare(keepSpare, c.giveBack)
-	return spare
-}
-
-// giveBack gives d, the Conn's dedicated connection, back to the client.
-// It does so in a goroutine of its own: rueidis may send a connection it
-// gets back commands that clear its state, and wait for their replies
-// from a server that does not answer, or wait up to 1s to close it.
-func (c *Conn) giveBack(d dedicated) {
-	c.background.Go(func() { c.drop(d) })
-}
-
-// drop gives d back to the client on the calling goroutine, after which
-// the Conn may open another.
-func (c *Conn) drop(d dedicated) {
-	d.release()
-	c.dedicated.Store(0)
-}
-
-// keep offers d, whose last command got an answer, to the Conn's spare and
-// reports whether it was kept. A Conn closed meanwhile gives it back.
-func (c *Conn) keep(d dedicated) bool {
-	if !c.spare.Put(d) {
-		return false
-	}
-	if c.closed.Load() {
-		c.spare.Release()
-	}
-	return true
-}
-
-// Wait implements [driver.Waiter]: it blocks until every call of the Conn
-// has finished, including those that returned early because their ctx
-// ended and whose command still runs in the background, and returns nil;
-// or it returns ctx.Err() when ctx ends first. It waits for the goroutines
-// that open and give back the spare connection too, and then gives the
-// spare back (see the package documentation, which says how long each may
-// go on). It waits neither for Subscribe's connection nor for [Open]'s
-// attempts to build the client.
+// Wait implements [driver.Waiter]: it returns once Subscribe's dedicated
+// connection is given back and the Hub's goroutine has ended, or with
+// ctx.Err(). The redlock Client's Close calls it. It does not wait for
+// [Open]'s attempts to build the client, which [Conn.Close] ends.
 func (c *Conn) Wait(ctx context.Context) error {
 	if c == nil {
-		return nil // New(nil) returns nil, and nil runs no calls
+		return nil
 	}
-	if err := c.background.Wait(ctx); err != nil {
-		return err
-	}
-	// Giving back the spare runs in the background too.
-	c.spare.Release()
-	return c.background.Wait(ctx)
+	return c.hub.Wait(ctx)
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -220,8 +92,7 @@ func New(client rueidis.Client) *Conn {
 		return nil
 	}
 	c := &Conn{client: client, id: clientID(client)}
-	c.spare = newSpare(c)
-	c.hub = adapter.NewHub(c.dialPubSub)
+	c.hub = pubsub.NewHub(c.dialPubSub)
 	return c
 }
 
@@ -242,98 +113,35 @@ var errNoClient = errors.New("rueidis: Conn has no client; make it with New or O
 
 // Eval runs script with EVAL. See [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cmd, err := build(func() rueidis.Completed {
-		return client.B().Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	return c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return c.do(ctx, client, cmd)
 }
 
 // EvalSha runs the script cached under sha1 with EVALSHA. When the server
 // does not have it, the error matches [driver.ErrNoScript]. See
 // [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cmd, err := build(func() rueidis.Completed {
-		return client.B().Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+	val, err := c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
-	if err != nil {
-		return nil, err
-	}
-	val, err := c.do(ctx, client, cmd)
 	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
-		return nil, adapter.NoScript(err)
+		return nil, driver.MarkNoScript(err)
 	}
 	return val, err
 }
 
-// do runs cmd, built by client's builder, and returns its reply as soon as
-// ctx is done: see the package documentation. A call whose ctx only its
-// deadline ends, but for a call of a round on several nodes, runs on the
-// calling goroutine when the Conn has a spare connection, and otherwise has
-// one opened for a later call; any other call goes through adapter.Run.
-func (c *Conn) do(ctx context.Context, client rueidis.Client, cmd rueidis.Completed) (any, error) {
-	// A call of a round on several nodes runs on the calling goroutine
-	// through Run anyway, where the client's shared connection batches
-	// the commands of concurrent rounds.
-	if adapter.Inline(ctx) && !adapter.Unwaited(ctx) {
-		// Counted, as Run counts a call it makes on the calling
-		// goroutine, before it takes the connection, so that a Wait
-		// that finds none kept waits for it.
-		c.background.Begin()
-		if d, ok := c.spare.Take(); ok {
-			defer c.background.End()
-			return c.doOn(ctx, d, cmd)
-		}
-		c.background.End()
-		c.fillSpare(client)
+// do builds a command with the client's builder and sends it.
+func (c *Conn) do(ctx context.Context, builder func(rueidis.Builder) rueidis.Completed) (any, error) {
+	client, err := c.getClient(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return adapter.Run(ctx, &c.background, func(ctx context.Context) (any, error) {
-		return reply(client.Do(ctx, cmd))
-	})
-}
-
-// doOn runs cmd on d, which is the caller's, and then keeps d as the
-// Conn's spare, or gives it back to the client after a failure. rueidis
-// bounds a call on a dedicated connection by ctx's deadline and never
-// dials one again, so the call ends by the deadline.
-func (c *Conn) doOn(ctx context.Context, d dedicated, cmd rueidis.Completed) (any, error) {
-	result := d.client.Do(ctx, cmd)
-	if result.NonRedisError() != nil || !c.keep(d) {
-		c.giveBack(d)
+	cmd, err := build(func() rueidis.Completed { return builder(client.B()) })
+	if err != nil {
+		return nil, err
 	}
-	val, err := reply(result)
-	return val, adapter.ContextErr(ctx, err)
-}
-
-// fillSpare opens a spare connection for the Conn in a goroutine of its
-// own, unless client serves more than one server or the Conn has one
-// already, kept, in a call's hands or being opened: a dedicated connection
-// of the client, which it keeps once it has answered a PING. Opening one
-// can wait for a dial that does not look at any ctx, which no call must
-// wait for.
-func (c *Conn) fillSpare(client rueidis.Client) {
-	if c.closed.Load() || client.Mode() != rueidis.ClientModeStandalone || !c.dedicated.CompareAndSwap(0, 1) {
-		return
-	}
-	c.background.Go(func() {
-		dc, release := client.Dedicate()
-		d := dedicated{dc, release}
-		ctx, cancel := context.WithTimeout(context.Background(), fillTimeout)
-		defer cancel()
-		if dc.Do(ctx, dc.B().Ping().Build()).Error() != nil || !c.keep(d) {
-			c.drop(d) // on a goroutine of its own already
-		}
-	})
+	return reply(client.Do(ctx, cmd))
 }
 
 // ScriptLoad caches script with SCRIPT LOAD and returns the digest the
@@ -344,14 +152,12 @@ func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return adapter.Run(ctx, &c.background, func(ctx context.Context) (string, error) {
-		if client.Mode() == rueidis.ClientModeCluster {
-			// SCRIPT LOAD has no key, so the cluster client would
-			// send it to just one node.
-			return loadOnEveryNode(ctx, client.Nodes(), script)
-		}
-		return loadOn(ctx, client, script)
-	})
+	if client.Mode() == rueidis.ClientModeCluster {
+		// SCRIPT LOAD has no key, so the cluster client would send it
+		// to just one node.
+		return loadOnEveryNode(ctx, client.Nodes(), script)
+	}
+	return loadOn(ctx, client, script)
 }
 
 func loadOn(ctx context.Context, client rueidis.Client, script string) (string, error) {

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // Notifier is a Conn that also implements driver.Notifier, sharing one
 // pub/sub connection to the server among all its subscribers.
 type Notifier struct {
 	*Conn
-	hub *adapter.Hub
+	hub *pubsub.Hub
 }
 
 var _ driver.Notifier = (*Notifier)(nil)
@@ -22,7 +22,7 @@ var _ driver.Notifier = (*Notifier)(nil)
 // DialNotifier returns a Notifier for the server at addr.
 func DialNotifier(addr string) *Notifier {
 	n := &Notifier{Conn: Dial(addr)}
-	n.hub = adapter.NewHub(n.dialPubSub)
+	n.hub = pubsub.NewHub(n.dialPubSub)
 	return n
 }
 
@@ -31,7 +31,7 @@ func (n *Notifier) Subscribe(ctx context.Context, channel string, deliver func(p
 	return n.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (n *Notifier) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
+func (n *Notifier) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", n.addr)
 	if err != nil {
@@ -40,12 +40,12 @@ func (n *Notifier) dialPubSub(ctx context.Context) (adapter.PubSub, error) {
 	return newWire(nc), nil
 }
 
-// Subscribe implements [adapter.PubSub].
+// Subscribe implements [pubsub.Conn].
 func (w *wire) Subscribe(ctx context.Context, channels ...string) error {
 	return w.send(ctx, append([]string{"SUBSCRIBE"}, channels...))
 }
 
-// Unsubscribe implements [adapter.PubSub].
+// Unsubscribe implements [pubsub.Conn].
 func (w *wire) Unsubscribe(ctx context.Context, channels ...string) error {
 	return w.send(ctx, append([]string{"UNSUBSCRIBE"}, channels...))
 }
@@ -60,8 +60,8 @@ func (w *wire) send(ctx context.Context, args []string) error {
 	return w.w.Flush()
 }
 
-// Receive implements [adapter.PubSub].
-func (w *wire) Receive(ctx context.Context, hub *adapter.Hub) error {
+// Receive implements [pubsub.Conn].
+func (w *wire) Receive(ctx context.Context, hub *pubsub.Hub) error {
 	stop := context.AfterFunc(ctx, func() { w.nc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	for {
@@ -92,5 +92,5 @@ func (w *wire) Receive(ctx context.Context, hub *adapter.Hub) error {
 	}
 }
 
-// Close implements [adapter.PubSub].
+// Close implements [pubsub.Conn].
 func (w *wire) Close() { w.nc.Close() }

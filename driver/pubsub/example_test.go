@@ -1,10 +1,10 @@
-package adapter_test
+package pubsub_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 )
 
 // event is what a pub/sub connection reads from the server: the
@@ -14,7 +14,7 @@ type event struct {
 }
 
 // pubSub stands in for a client's pub/sub connection, as an adapter wraps
-// it in an adapter.PubSub: the server's side of the connection writes to
+// it in a pubsub.Conn: the server's side of the connection writes to
 // events.
 type pubSub struct {
 	events chan event
@@ -30,7 +30,7 @@ func (p pubSub) Subscribe(_ context.Context, channels ...string) error {
 func (p pubSub) Unsubscribe(context.Context, ...string) error { return nil }
 
 // Receive reports what the connection reads to hub until ctx ends.
-func (p pubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+func (p pubSub) Receive(ctx context.Context, hub *pubsub.Hub) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -53,7 +53,7 @@ func (p pubSub) Close() {}
 // for the first subscription and closes after the last one ends.
 func ExampleHub() {
 	conn := pubSub{events: make(chan event, 16)}
-	hub := adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+	hub := pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
 		return conn, nil
 	})
 

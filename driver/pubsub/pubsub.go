@@ -1,20 +1,32 @@
-package adapter
+// Package pubsub shares one pub/sub connection of a Redis client among the
+// subscribers of a [driver.Notifier].
+//
+// An adapter implements Notifier's Subscribe with a [Hub]: it implements
+// [Conn] over its client's own pub/sub support, hands [NewHub] a function
+// that opens one, and calls [Hub.Subscribe]. The Hub opens the connection
+// for the first subscription, reconnects and subscribes again when it
+// fails, and closes it after the last subscription ends. Its [Hub.Wait]
+// implements [driver.Waiter].
+//
+// Programs that only take locks never import this package.
+package pubsub
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
 
-// A PubSub is one pub/sub connection of a client, as a [Hub] drives it. An
+// A Conn is one pub/sub connection of a client, as a [Hub] drives it. An
 // adapter implements it over its client's own pub/sub support and hands
 // the Hub a function that opens one (see [NewHub]).
 //
 // The Hub never calls Subscribe and Unsubscribe concurrently with each
 // other, but calls them while Receive runs in another goroutine, and it
 // calls Close last, once.
-type PubSub interface {
+type Conn interface {
 	// Subscribe sends SUBSCRIBE for the channels. It need not wait for
 	// the server's confirmations: Receive reports them.
 	Subscribe(ctx context.Context, channels ...string) error
@@ -67,7 +79,7 @@ const (
 //
 // Make a Hub with [NewHub]. Its methods may be called concurrently.
 type Hub struct {
-	dial func(ctx context.Context) (PubSub, error)
+	dial func(ctx context.Context) (Conn, error)
 
 	// writeMu serializes the commands sent on the connection.
 	writeMu sync.Mutex
@@ -77,9 +89,10 @@ type Hub struct {
 	// returns only when no delivery to its subscriber is under way.
 	mu       sync.RWMutex
 	channels map[string]*channel
-	conn     PubSub             // nil while not connected
+	conn     Conn               // nil while not connected
 	stop     context.CancelFunc // ends conn's Receive
 	running  bool               // the connection's goroutine is running
+	ended    chan struct{}      // closed when that goroutine returns
 	// again holds the channels that connect subscribed to again on conn,
 	// having been confirmed on an earlier connection, until conn confirms
 	// them; redial is set when an error reply came while some were
@@ -110,18 +123,18 @@ type subscriber struct {
 }
 
 // NewHub returns a Hub that opens its connections with dial. dial may
-// connect at once or leave that to the first Subscribe of the PubSub it
+// connect at once or leave that to the first Subscribe of the Conn it
 // returns; its ctx, which ends after 5s, bounds both. The Hub calls dial
 // from its own goroutine, never concurrently with itself.
-func NewHub(dial func(ctx context.Context) (PubSub, error)) *Hub {
+func NewHub(dial func(ctx context.Context) (Conn, error)) *Hub {
 	return &Hub{dial: dial, channels: make(map[string]*channel)}
 }
 
 // Errors of Subscribe for a Hub not made by NewHub with a dial function,
 // and for a nil deliver.
 var (
-	errNoDial    = errors.New("adapter: Subscribe on a Hub without a dial function; make it with NewHub")
-	errNoDeliver = errors.New("adapter: Subscribe with a nil deliver function")
+	errNoDial    = errors.New("pubsub: Subscribe on a Hub without a dial function; make it with NewHub")
+	errNoDeliver = errors.New("pubsub: Subscribe with a nil deliver function")
 )
 
 // Subscribe implements [driver.Notifier]'s Subscribe over the Hub's shared
@@ -152,7 +165,8 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 	conn := h.conn
 	if !h.running {
 		h.running = true
-		go h.run()
+		h.ended = make(chan struct{})
+		go h.run(h.ended)
 	}
 	h.mu.Unlock()
 
@@ -165,7 +179,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 		h.writeMu.Unlock()
 		if err != nil {
 			cancel()
-			return nil, ContextErr(ctx, err)
+			return nil, contextErr(ctx, err)
 		}
 	}
 	select {
@@ -182,6 +196,40 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 		cancel()
 		return nil, ctx.Err()
 	}
+}
+
+// Wait implements [driver.Waiter]: it blocks until the Hub's goroutine has
+// ended and closed its connection, which happens soon after the last
+// subscription is cancelled, and returns nil; or it returns ctx.Err() when
+// ctx ends first. Subscriptions made while Wait runs are waited for too.
+func (h *Hub) Wait(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
+	var waited chan struct{}
+	for {
+		h.mu.Lock()
+		ended := h.ended
+		h.mu.Unlock()
+		if ended == waited {
+			return nil // nil: the Hub never ran
+		}
+		select {
+		case <-ended:
+			waited = ended
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// contextErr returns err, made to match ctx.Err() when ctx ended: a client
+// may report the end of ctx as an error of its own.
+func contextErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w (%w)", ctxErr, err)
+	}
+	return err
 }
 
 // remove ends one subscription, unsubscribing from its channel when it was
@@ -235,7 +283,7 @@ func (h *Hub) remove(name string, sub *subscriber) {
 }
 
 // Message hands a message published on channel name to its subscribers.
-// A PubSub's Receive calls it for every message it reads; a message on a
+// A Conn's Receive calls it for every message it reads; a message on a
 // channel without subscribers is dropped. It returns once every
 // subscriber's deliver has returned.
 func (h *Hub) Message(name, payload string) {
@@ -250,7 +298,7 @@ func (h *Hub) Message(name, payload string) {
 
 // Confirmed records the server's confirmation of the subscription to
 // channel name, which ends the wait of the Subscribe calls for it. A
-// PubSub's Receive calls it for every confirmation it reads (a
+// Conn's Receive calls it for every confirmation it reads (a
 // "subscribe" message); calling it again for the same channel does
 // nothing.
 func (h *Hub) Confirmed(name string) {
@@ -268,7 +316,7 @@ func (h *Hub) Confirmed(name string) {
 }
 
 // Refused records an error reply on the connection, such as an ACL's
-// NOPERM, which a PubSub's Receive reads in place of a confirmation: the
+// NOPERM, which a Conn's Receive reads in place of a confirmation: the
 // connection itself is fine. Such a reply names no channel, so every
 // subscription still waiting for its confirmation fails with err, at once
 // rather than at the end of its ctx. Subscriptions already confirmed go
@@ -297,7 +345,8 @@ func (h *Hub) Refused(err error) {
 
 // run keeps a connection open and subscribed while some channel has a
 // subscriber, and returns when none has.
-func (h *Hub) run() {
+func (h *Hub) run(ended chan struct{}) {
+	defer close(ended)
 	delay := minRedial
 	for {
 		conn, err := h.connect()
@@ -316,7 +365,7 @@ func (h *Hub) run() {
 			stop()
 			// Only this goroutine sets h.conn, so it is conn or, after the
 			// last subscriber left, nil. (Comparing it with conn would panic
-			// for a PubSub whose dynamic type is not comparable.)
+			// for a Conn whose dynamic type is not comparable.)
 			h.mu.Lock()
 			h.conn, h.stop = nil, nil
 			worked := h.confirmedOn && !h.redial
@@ -347,7 +396,7 @@ func (h *Hub) run() {
 // connect opens a connection and subscribes it to every channel that has
 // a subscriber. It returns nil and no error when there is none, after
 // marking the Hub as not running.
-func (h *Hub) connect() (PubSub, error) {
+func (h *Hub) connect() (Conn, error) {
 	h.mu.Lock()
 	if len(h.channels) == 0 {
 		h.running = false

@@ -1,4 +1,4 @@
-package adapter_test
+package pubsub_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"github.com/locksmith-go/locksmith/driver/adapter"
+	"github.com/locksmith-go/locksmith/driver/pubsub"
 	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
@@ -79,7 +79,7 @@ func TestHubReconnectsWithUncomparableConnections(t *testing.T) {
 // serverPubSub is a PubSub over a stand-in server that records which
 // channels the connection is subscribed to.
 type serverPubSub struct {
-	hub  *adapter.Hub
+	hub  *pubsub.Hub
 	mu   *sync.Mutex
 	subs map[string]bool
 }
@@ -105,7 +105,7 @@ func (p serverPubSub) Unsubscribe(_ context.Context, channels ...string) error {
 	return nil
 }
 
-func (p serverPubSub) Receive(ctx context.Context, _ *adapter.Hub) error {
+func (p serverPubSub) Receive(ctx context.Context, _ *pubsub.Hub) error {
 	<-ctx.Done()
 	return nil
 }
@@ -122,9 +122,9 @@ func (p serverPubSub) subscribed(ch string) bool {
 // between its bookkeeping and its UNSUBSCRIBE leaves the server subscribed:
 // the UNSUBSCRIBE must not overtake the new subscription's SUBSCRIBE.
 func TestHubSubscribeDuringLastCancel(t *testing.T) {
-	var hub *adapter.Hub
+	var hub *pubsub.Hub
 	server := serverPubSub{mu: new(sync.Mutex), subs: make(map[string]bool)}
-	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
 		server.hub = hub
 		return server, nil
 	})
@@ -140,7 +140,7 @@ func TestHubSubscribeDuringLastCancel(t *testing.T) {
 	}
 
 	var second func()
-	adapter.SetAfterLastLeft(hub, func(channel string) {
+	pubsub.SetAfterLastLeft(hub, func(channel string) {
 		if channel != "ch" || second != nil {
 			return
 		}
@@ -166,20 +166,20 @@ func TestHubSubscribeDuringLastCancel(t *testing.T) {
 // deliver to, returns an error rather than failing later in the Hub's
 // goroutine.
 func TestHubSubscribeRejectsBadInput(t *testing.T) {
-	dial := func(context.Context) (adapter.PubSub, error) {
+	dial := func(context.Context) (pubsub.Conn, error) {
 		t.Error("dial called for a subscription that should have been rejected")
 		return nil, errors.New("not dialled")
 	}
 	deliver := func(string) {}
 	tests := []struct {
 		name    string
-		hub     *adapter.Hub
+		hub     *pubsub.Hub
 		deliver func(string)
 	}{
 		{"nil Hub", nil, deliver},
-		{"zero Hub", new(adapter.Hub), deliver},
-		{"NewHub(nil)", adapter.NewHub(nil), deliver},
-		{"nil deliver", adapter.NewHub(dial), nil},
+		{"zero Hub", new(pubsub.Hub), deliver},
+		{"NewHub(nil)", pubsub.NewHub(nil), deliver},
+		{"nil deliver", pubsub.NewHub(dial), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,10 +195,10 @@ func TestHubSubscribeRejectsBadInput(t *testing.T) {
 // subscriptions are confirmed fails that Subscribe only: the connection
 // stays, and so do the subscriptions on it.
 func TestHubKeepsItsConnectionWhenANewSubscriptionIsRefused(t *testing.T) {
-	var hub *adapter.Hub
+	var hub *pubsub.Hub
 	var dials atomic.Int32
 	refuse := make(chan struct{}, 1)
-	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
 		dials.Add(1)
 		return refusalOnDemand{hub: hub, refuse: refuse}, nil
 	})
@@ -225,7 +225,7 @@ func TestHubKeepsItsConnectionWhenANewSubscriptionIsRefused(t *testing.T) {
 // except that it answers the next SUBSCRIBE with an error reply after a
 // value arrives on refuse.
 type refusalOnDemand struct {
-	hub    *adapter.Hub
+	hub    *pubsub.Hub
 	refuse chan struct{}
 }
 
@@ -243,7 +243,7 @@ func (p refusalOnDemand) Subscribe(_ context.Context, channels ...string) error 
 
 func (p refusalOnDemand) Unsubscribe(context.Context, ...string) error { return nil }
 
-func (p refusalOnDemand) Receive(ctx context.Context, _ *adapter.Hub) error {
+func (p refusalOnDemand) Receive(ctx context.Context, _ *pubsub.Hub) error {
 	<-ctx.Done()
 	return nil
 }
@@ -265,7 +265,7 @@ const (
 // cannot be compared, as a struct holding a func cannot: a Hub must never
 // compare connections.
 type phasedPubSub struct {
-	hub   *adapter.Hub
+	hub   *pubsub.Hub
 	phase phase
 	drop  <-chan struct{}
 	_     [0]func() // makes the type uncomparable
@@ -282,7 +282,7 @@ func (p phasedPubSub) Subscribe(_ context.Context, channels ...string) error {
 
 func (p phasedPubSub) Unsubscribe(context.Context, ...string) error { return nil }
 
-func (p phasedPubSub) Receive(ctx context.Context, hub *adapter.Hub) error {
+func (p phasedPubSub) Receive(ctx context.Context, hub *pubsub.Hub) error {
 	switch p.phase {
 	case holds:
 		select {
@@ -308,12 +308,12 @@ func (p phasedPubSub) Close() {}
 // and the last phase for every connection after those. It subscribes to
 // ch, breaks the first connection, and fails t unless "after" arrives; it
 // returns how many connections the Hub opened by then.
-func phasedHub(t *testing.T, configure func(*adapter.Hub), script ...phase) int32 {
+func phasedHub(t *testing.T, configure func(*pubsub.Hub), script ...phase) int32 {
 	t.Helper()
-	var hub *adapter.Hub
+	var hub *pubsub.Hub
 	var dials atomic.Int32
 	drop := make(chan struct{})
-	hub = adapter.NewHub(func(context.Context) (adapter.PubSub, error) {
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
 		n := int(dials.Add(1))
 		return phasedPubSub{hub: hub, phase: script[min(n, len(script))-1], drop: drop}, nil
 	})
@@ -350,8 +350,8 @@ func TestHubRedialsWhenASubscriptionMadeAgainIsRefused(t *testing.T) {
 func TestHubWaitsBetweenConnectionsThatFailBeforeAConfirmation(t *testing.T) {
 	var mu sync.Mutex
 	var pauses []time.Duration
-	record := func(h *adapter.Hub) {
-		adapter.SetPause(h, func(d time.Duration) {
+	record := func(h *pubsub.Hub) {
+		pubsub.SetPause(h, func(d time.Duration) {
 			mu.Lock()
 			pauses = append(pauses, d)
 			mu.Unlock()
@@ -365,5 +365,60 @@ func TestHubWaitsBetweenConnectionsThatFailBeforeAConfirmation(t *testing.T) {
 	want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}
 	if !slices.Equal(pauses, want) {
 		t.Errorf("pauses before new connections = %v, want %v", pauses, want)
+	}
+}
+
+// closeRecorder is a Conn whose server confirms every subscription and
+// which records that the Hub closed it.
+type closeRecorder struct {
+	hub    **pubsub.Hub
+	closed *atomic.Bool
+}
+
+func (p closeRecorder) Subscribe(_ context.Context, channels ...string) error {
+	for _, ch := range channels {
+		(*p.hub).Confirmed(ch)
+	}
+	return nil
+}
+
+func (p closeRecorder) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p closeRecorder) Receive(ctx context.Context, _ *pubsub.Hub) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (p closeRecorder) Close() { p.closed.Store(true) }
+
+// Wait returns at once for a Hub that never ran, waits while a
+// subscription lasts, and returns once the last cancel ended the Hub's
+// goroutine, which has closed its connection by then.
+func TestHubWait(t *testing.T) {
+	var hub *pubsub.Hub
+	var closed atomic.Bool
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
+		return closeRecorder{hub: &hub, closed: &closed}, nil
+	})
+	if err := hub.Wait(t.Context()); err != nil {
+		t.Fatalf("Wait before any Subscribe = %v, want nil", err)
+	}
+	cancel, err := hub.Subscribe(t.Context(), "ch", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	short, stop := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer stop()
+	if err := hub.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait while subscribed = %v, want %v", err, context.DeadlineExceeded)
+	}
+	cancel()
+	ctx, stop := context.WithTimeout(t.Context(), safetyNet)
+	defer stop()
+	if err := hub.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the last cancel = %v, want nil", err)
+	}
+	if !closed.Load() {
+		t.Error("Wait returned before the Hub closed its connection")
 	}
 }
