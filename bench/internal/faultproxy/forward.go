@@ -8,7 +8,13 @@ import (
 )
 
 // chunkSize is the largest chunk read at once.
-const chunkSize = 32 << 10
+const chunkSize = 16 << 10
+
+// sparedChunks is how many buffers each direction of a connection starts
+// with: enough for the reader to read the next chunk while a few are held,
+// so that request-reply traffic never needs another once the connection
+// is open. More are made when more chunks are held at once, and kept.
+const sparedChunks = 4
 
 // queuedChunks is how many delayed chunks one direction of a connection
 // may hold before reading waits.
@@ -28,12 +34,16 @@ type chunk struct {
 // goroutines, so that a delay adds to every chunk without limiting
 // throughput.
 //
-// Buffers are recycled, so that a proxied connection in steady use
-// allocates nothing: the benchmarks count every allocation of the process,
-// the proxy's included.
+// Buffers are made when the connection opens and recycled, so that a
+// proxied connection in steady use allocates nothing: the benchmarks count
+// every allocation of the process, the proxy's included, from the end of
+// their warm-up.
 func (p *Proxy) forward(dst, src net.Conn, delay *atomic.Int64) {
 	queue := make(chan chunk, queuedChunks)
 	free := make(chan []byte, queuedChunks)
+	for range sparedChunks {
+		free <- make([]byte, chunkSize)
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		ready := make(chan struct{}, 1)
