@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,9 +26,11 @@ const delayEachWay = 250 * time.Microsecond
 // connections are taken on this row: loopback on a 2-core host magnifies
 // goroutine costs that no production client pays.
 //
-// Beside the contenders, under nodes=1, lib=ping-direct and lib=ping-proxy
-// time a go-redis PING to the first server without and through its proxy:
-// half their difference is the delay the proxy really adds each way.
+// Beside the contenders, lib=ping-direct and lib=ping-proxy time a go-redis
+// PING sent to the N servers at once, without and through their proxies:
+// at N = 1, half their difference is the delay the proxy really adds each
+// way; at N = 3 and 5, ping-proxy is the time of the slowest of N round
+// trips on this host, the floor under any fan-out.
 //
 // Every result also reports spin-%: the share of the time the proxies'
 // Line spent spinning (and so kept one of the host's cores busy) during the
@@ -50,15 +54,16 @@ func BenchmarkDelayed(b *testing.B) {
 	// 250us for 250µs: benchmark names stay ASCII.
 	delay := strings.ReplaceAll(delayEachWay.String(), "µ", "u")
 	for _, n := range nodeCounts {
-		if n == 1 {
-			for _, path := range []struct{ lib, addr string }{
-				{"ping-direct", addrs[0]},
-				{"ping-proxy", proxied[0]},
-			} {
-				b.Run(fmt.Sprintf("delay=%s/nodes=1/lib=%s", delay, path.lib), func(b *testing.B) {
-					withSpin(b, line, func() { ping(b, path.addr) })
-				})
-			}
+		for _, path := range []struct {
+			lib   string
+			addrs []string
+		}{
+			{"ping-direct", addrs[:n]},
+			{"ping-proxy", proxied[:n]},
+		} {
+			b.Run(fmt.Sprintf("delay=%s/nodes=%d/lib=%s", delay, n, path.lib), func(b *testing.B) {
+				withSpin(b, line, func() { ping(b, path.addrs) })
+			})
 		}
 		for _, spec := range contenders {
 			if !spec.supports(n) {
@@ -83,19 +88,33 @@ func withSpin(b *testing.B, line *faultproxy.Line, bench func()) {
 	}
 }
 
-// ping times one go-redis PING to addr, on a client made as every
-// contender's go-redis clients are.
-func ping(b *testing.B, addr string) {
-	client := redis.NewClient(goredisOptions(addr))
-	defer client.Close()
+// ping times one go-redis PING to every server of addrs at once, the first
+// on the calling goroutine and the others on goroutines of their own, as
+// the raw floor sends its commands: the least a round on those servers can
+// take. Its clients are made as every contender's go-redis clients are.
+func ping(b *testing.B, addrs []string) {
+	clients := goredisClients(b, addrs)
 	ctx := context.Background()
-	if err := client.Ping(ctx).Err(); err != nil { // opens the connection
-		b.Fatal(err)
+	var failure atomic.Pointer[error]
+	send := func(client *redis.Client) {
+		if err := client.Ping(ctx).Err(); err != nil {
+			failure.Store(&err)
+		}
 	}
+	round := func() {
+		var wg sync.WaitGroup
+		for _, client := range clients[1:] {
+			wg.Go(func() { send(client) })
+		}
+		send(clients[0])
+		wg.Wait()
+		if err := failure.Load(); err != nil {
+			b.Fatal(*err)
+		}
+	}
+	round() // opens the connections
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := client.Ping(ctx).Err(); err != nil {
-			b.Fatal(err)
-		}
+		round()
 	}
 }

@@ -13,8 +13,8 @@ import (
 // where D is what a proxy adds each way, as 250us.
 const delayedBenchmark = "BenchmarkDelayed"
 
-// The libs of BenchmarkDelayed's PING results, under nodes=1: a PING to the
-// first server without and through its proxy.
+// The libs of BenchmarkDelayed's PING results: a PING sent to the N
+// servers at once, without and through their proxies.
 const (
 	pingDirect = "ping-direct"
 	pingProxy  = "ping-proxy"
@@ -86,7 +86,8 @@ func (r *results) ping(bench benchmark) (pingRow, bool) {
 // issue 39 at this round trip.
 func reportDelayed(w io.Writer, r *results, benches []benchmark) error {
 	fmt.Fprintln(w, "At a realistic round trip: serial lock+unlock, every node behind a proxy adding a delay each way.")
-	fmt.Fprintln(w, "\nThe delay the proxy really adds, from a go-redis PING without and through it (µs, medians)")
+	fmt.Fprintln(w, "\nThe delay the proxy really adds, from a go-redis PING sent to the N nodes at once without and through")
+	fmt.Fprintln(w, "the proxies (µs, medians); at N > 1 the slowest of N round trips, the floor under a fan-out")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "benchmark\tPING direct\tPING proxied\tadded each way\tset each way\tproxy's own cost each way\t")
 	for _, bench := range benches {

@@ -18,7 +18,11 @@ import (
 // the earliest waiter is more than about 2 ms off, and spins otherwise,
 // calling runtime.Gosched between looks at the clock so that the process's
 // other goroutines still run; [Line.Close] ends it. While it spins it keeps
-// one core busy: [Line.Spun] says for how long.
+// one core busy: [Line.Spun] says for how long. Yielding matters: a loop
+// that does not yield, leaving the other cores to the rest of the process,
+// measured 0.6 ms slower per round on 5 nodes on the 2-core host.
+//
+// Its methods are safe for concurrent use.
 type Line struct {
 	start time.Time // the zero of due times, with its monotonic reading
 
