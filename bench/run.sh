@@ -29,7 +29,7 @@
 # BENCH=none ./run.sh runs BenchmarkGray alone, in about 3 minutes on 2
 # cores. BENCH=Delayed GRAY=none ./run.sh runs only the row at a realistic
 # round trip (BenchmarkDelayed: every node behind a proxy adding 250µs each
-# way), in about 4 minutes with COUNT=6;
+# way), in about 5 minutes with COUNT=6;
 # BENCH='Delayed LockUnlock/mode=serial/nodes=1/' adds the loopback serial
 # N = 1 row to it. Timings are reported, never asserted.
 set -euo pipefail
