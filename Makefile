@@ -99,8 +99,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./redlock/...
 
 ## bench-compare: locksmith side by side with redsync, redislock and the raw
-## Redis floor on redis-server processes it starts, healthy and with one node
-## stopped, slow or refusing (BenchmarkGray); results in bench/results/
+## Redis floor on redis-server processes it starts, on loopback, with every
+## node behind a proxy adding 250us each way (BenchmarkDelayed), and with one
+## node stopped, slow or refusing (BenchmarkGray); results in bench/results/.
+## Only the 250us row: make bench-compare BENCH=Delayed GRAY=none
+## (bench/run.sh lists the other settings)
 bench-compare: deps
 	./bench/run.sh
 

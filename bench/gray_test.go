@@ -67,10 +67,10 @@ var grayScenarios = []grayScenario{
 	}},
 	{name: "slow", proxied: true, fault: func(tb testing.TB, proxy *faultproxy.Proxy) func() {
 		tb.Helper()
-		if err := proxy.SetDelay(grayLatency); err != nil {
+		if err := proxy.SetDelays(0, grayLatency); err != nil {
 			tb.Fatal(err)
 		}
-		return func() { _ = proxy.SetDelay(0) }
+		return func() { _ = proxy.SetDelays(0, 0) }
 	}},
 	{name: "refused", proxied: true, fault: func(_ testing.TB, proxy *faultproxy.Proxy) func() {
 		proxy.Refuse()
@@ -156,8 +156,10 @@ func BenchmarkGray(b *testing.B) {
 				nodes := slices.Clone(addrs[:grayNodes])
 				var proxy *faultproxy.Proxy
 				if scenario.proxied {
+					line := faultproxy.NewLine()
+					b.Cleanup(line.Close) // after the proxy's Close
 					var err error
-					if proxy, err = faultproxy.Start(nodes[0]); err != nil {
+					if proxy, err = faultproxy.Start(line, nodes[0]); err != nil {
 						b.Fatal(err)
 					}
 					b.Cleanup(proxy.Close)

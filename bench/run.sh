@@ -19,14 +19,19 @@
 #                                  per row (cmd/ratios)
 # then prints the tables and the wall time.
 #
-# Environment: COUNT (default 6), BENCHTIME (default 1s), BENCH (a -bench
-# pattern, default all; none skips these benchmarks), GRAY (a pattern of
+# Environment: COUNT (default 6), BENCHTIME (default 1s), BENCH (-bench
+# patterns separated by spaces, each run in turn in every pass; default
+# all; none skips these benchmarks), GRAY (a pattern of
 # BenchmarkGray's sub-benchmarks, as stopped or /lib=redsync$, default all;
 # none skips it), GRAY_BENCHTIME (default 600x: calls per scenario and
 # contender) and GRAY_COUNT (default 5: the table gives medians over runs,
 # as one run's p99 of 600 calls moves by half from run to run).
 # BENCH=none ./run.sh runs BenchmarkGray alone, in about 3 minutes on 2
-# cores. Timings are reported, never asserted.
+# cores. BENCH=Delayed GRAY=none ./run.sh runs only the row at a realistic
+# round trip (BenchmarkDelayed: every node behind a proxy adding 250µs each
+# way), in about 5 minutes with COUNT=6;
+# BENCH='Delayed LockUnlock/mode=serial/nodes=1/' adds the loopback serial
+# N = 1 row to it. Timings are reported, never asserted.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +39,7 @@ cd "$here"
 
 count=${COUNT:-6}
 benchtime=${BENCHTIME:-1s}
-pattern=${BENCH:-.}
+patterns=${BENCH:-.}
 gray=${GRAY:-.}
 gray_benchtime=${GRAY_BENCHTIME:-600x}
 gray_count=${GRAY_COUNT:-5}
@@ -81,23 +86,26 @@ describe() {
 	echo "loadavg-before: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-if [[ $pattern != none ]]; then
+if [[ $patterns != none ]]; then
 	describe "$benchtime" >"$raw"
-	echo "== go test -bench $pattern -benchtime $benchtime, $count passes (raw output in bench/$raw)"
+	echo "== go test -bench '$patterns' -benchtime $benchtime, $count passes (raw output in bench/$raw)"
 	# Each pass runs every benchmark once, in turn, so that a machine
 	# whose speed drifts during the run (shared cores) moves every
 	# contender alike; -count would run each one's samples back to back.
+	read -r -a bench_patterns <<<"$patterns" # split on spaces, no globbing
 	bin=$(mktemp -d)
 	trap 'rm -rf "$bin"' EXIT
 	go test -c -o "$bin/bench.test" .
 	for pass in $(seq "$count"); do
-		echo "-- pass $pass of $count" >&2
-		"$bin/bench.test" -test.run '^$' -test.bench "$pattern" -test.skip '^BenchmarkGray$' -test.benchmem -test.benchtime "$benchtime" -test.count 1 -test.timeout 60m | tee -a "$raw"
+		echo "-- pass $pass of $count, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+		for pattern in "${bench_patterns[@]}"; do
+			"$bin/bench.test" -test.run '^$' -test.bench "$pattern" -test.skip '^BenchmarkGray$' -test.benchmem -test.benchtime "$benchtime" -test.count 1 -test.timeout 60m | tee -a "$raw"
+		done
 	done
 	echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 
 	go run "$benchstat" "$raw" >"$table"
-	go run "$benchstat" -col /lib -row .name,/mode,/nodes "$raw" >"$bylib"
+	go run "$benchstat" -col /lib -row .name,/mode,/delay,/nodes "$raw" >"$bylib"
 	go run ./cmd/ratios "$raw" >"$ratios"
 
 	echo

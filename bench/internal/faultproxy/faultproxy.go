@@ -1,18 +1,21 @@
-// Package faultproxy is a TCP proxy on a loopback port for the gray-failure
-// benchmark: it forwards connections to one server, and can add latency to
-// what the server sends back or close its port.
+// Package faultproxy is a TCP proxy on a loopback port for the benchmarks:
+// it forwards connections to one server, can add latency in either
+// direction, and can close its port.
 //
-// Latency is added per chunk: every chunk read from the server is written
-// to the client once the delay has passed since it was read, in order, so a
-// delay adds to every reply without limiting throughput. Requests are
-// forwarded at once. A request-reply exchange therefore takes the delay
-// longer, as with a link that is slow in one direction.
+// Latency is added per chunk: every chunk read from one side is written to
+// the other once the delay in force for that direction has passed since it
+// was read, in order, so a delay adds to every request or reply without
+// limiting throughput. With a delay d each way, a request-reply exchange
+// takes 2d longer, as over a link with a round trip of 2d; with a delay on
+// replies only, the link is slow in one direction.
+//
+// Delays are kept by a [Line], shared by every proxy of a benchmark, which
+// is precise below a millisecond, where timers are not.
 package faultproxy
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -23,19 +26,16 @@ import (
 // so how long Close may wait for one in progress.
 const dialTimeout = time.Second
 
-// chunkSize is the largest chunk read from the server at once.
-const chunkSize = 32 << 10
-
-// queuedChunks is how many delayed chunks one connection may hold before
-// reading from the server waits.
-const queuedChunks = 256
-
 // Proxy forwards the connections made to [Proxy.Addr] to one server. Its
 // methods are safe for concurrent use.
 type Proxy struct {
 	upstream string
 	listener net.Listener
-	delay    atomic.Int64 // time.Duration added to each chunk from the server
+	line     *Line
+
+	// The time.Duration added to each chunk from the client and from the
+	// server.
+	requestDelay, replyDelay atomic.Int64
 
 	mu     sync.Mutex
 	closed bool                  // the port is closed: no connection is kept
@@ -45,8 +45,12 @@ type Proxy struct {
 }
 
 // Start listens on a free loopback port and forwards every connection made
-// to it to upstream (host:port), with no delay until [Proxy.SetDelay].
-func Start(upstream string) (*Proxy, error) {
+// to it to upstream (host:port), with no delay until [Proxy.SetDelays].
+// Delays are kept by line, which must outlive the proxy.
+func Start(line *Line, upstream string) (*Proxy, error) {
+	if line == nil {
+		return nil, errors.New("faultproxy: nil Line")
+	}
 	if upstream == "" {
 		return nil, errors.New("faultproxy: empty upstream address")
 	}
@@ -57,6 +61,7 @@ func Start(upstream string) (*Proxy, error) {
 	p := &Proxy{
 		upstream: upstream,
 		listener: listener,
+		line:     line,
 		conns:    make(map[net.Conn]struct{}),
 	}
 	p.wg.Go(p.accept)
@@ -66,13 +71,15 @@ func Start(upstream string) (*Proxy, error) {
 // Addr returns the host:port clients connect to.
 func (p *Proxy) Addr() string { return p.listener.Addr().String() }
 
-// SetDelay sets the latency added to every chunk read from the server from
-// now on, on every connection. It must not be negative; 0 forwards at once.
-func (p *Proxy) SetDelay(d time.Duration) error {
-	if d < 0 {
-		return fmt.Errorf("faultproxy: negative delay %v", d)
+// SetDelays sets the latency added from now on, on every connection, to
+// every chunk read from the client (request) and from the server (reply).
+// Neither may be negative; 0 forwards at once.
+func (p *Proxy) SetDelays(request, reply time.Duration) error {
+	if request < 0 || reply < 0 {
+		return fmt.Errorf("faultproxy: negative delay (request %v, reply %v)", request, reply)
 	}
-	p.delay.Store(int64(d))
+	p.requestDelay.Store(int64(request))
+	p.replyDelay.Store(int64(reply))
 	return nil
 }
 
@@ -152,53 +159,7 @@ func (p *Proxy) serve(client net.Conn) {
 	// When either direction ends, both connections are closed, which
 	// ends the other.
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		_, _ = io.Copy(server, client)
-		p.untrack(client, server)
-	})
-	p.forwardDelayed(client, server)
-	p.untrack(client, server)
-	wg.Wait()
-}
-
-// A chunk is data read from the server and the time it is due at the
-// client.
-type chunk struct {
-	data []byte
-	due  time.Time
-}
-
-// forwardDelayed copies from server to client, holding each chunk for the
-// delay in force when it was read, until either side fails.
-func (p *Proxy) forwardDelayed(client, server net.Conn) {
-	queue := make(chan chunk, queuedChunks)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		failed := false
-		for c := range queue {
-			if failed {
-				continue // drain, so that the reader never blocks
-			}
-			if wait := time.Until(c.due); wait > 0 {
-				time.Sleep(wait)
-			}
-			if _, err := client.Write(c.data); err != nil {
-				failed = true
-				p.untrack(client, server) // ends the reader below
-			}
-		}
-	})
-	buf := make([]byte, chunkSize)
-	for {
-		n, err := server.Read(buf)
-		if n > 0 {
-			due := time.Now().Add(time.Duration(p.delay.Load()))
-			queue <- chunk{data: append([]byte(nil), buf[:n]...), due: due}
-		}
-		if err != nil {
-			break
-		}
-	}
-	close(queue)
+	wg.Go(func() { p.forward(server, client, &p.requestDelay) })
+	p.forward(client, server, &p.replyDelay)
 	wg.Wait()
 }

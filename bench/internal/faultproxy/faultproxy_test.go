@@ -55,7 +55,9 @@ func echoServer(t *testing.T) string {
 
 func startProxy(t *testing.T, upstream string) *Proxy {
 	t.Helper()
-	p, err := Start(upstream)
+	line := NewLine()
+	t.Cleanup(line.Close) // after the proxy's Close, registered below
+	p, err := Start(line, upstream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,39 +103,53 @@ func TestForwards(t *testing.T) {
 	}
 }
 
-func TestDelayHoldsEveryReply(t *testing.T) {
+func TestDelayHoldsEveryChunk(t *testing.T) {
 	const delay = 30 * time.Millisecond
-	p := startProxy(t, echoServer(t))
-	if err := p.SetDelay(delay); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name           string
+		request, reply time.Duration
+	}{
+		{"requests", delay, 0},
+		{"replies", 0, delay},
+		{"both", delay, delay},
 	}
-	conn := dial(t, p.Addr())
-	r := bufio.NewReader(conn)
-	for _, line := range []string{"first", "second"} {
-		start := time.Now()
-		got := exchange(t, conn, r, line)
-		// A lower bound only: the proxy may never deliver early.
-		if elapsed := time.Since(start); elapsed < delay {
-			t.Errorf("reply to %q after %v, before the delay of %v", line, elapsed, delay)
-		}
-		if got != line {
-			t.Errorf("echo of %q: got %q", line, got)
-		}
-	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProxy(t, echoServer(t))
+			if err := p.SetDelays(tt.request, tt.reply); err != nil {
+				t.Fatal(err)
+			}
+			conn := dial(t, p.Addr())
+			r := bufio.NewReader(conn)
+			for _, line := range []string{"first", "second"} {
+				start := time.Now()
+				got := exchange(t, conn, r, line)
+				// A lower bound only: the proxy may never deliver early.
+				if elapsed, least := time.Since(start), tt.request+tt.reply; elapsed < least {
+					t.Errorf("reply to %q after %v, before the delays' sum of %v", line, elapsed, least)
+				}
+				if got != line {
+					t.Errorf("echo of %q: got %q", line, got)
+				}
+			}
 
-	// Replies keep their order when several are held at once.
-	lines := []string{"a", "b", "c", "d"}
-	if _, err := io.WriteString(conn, strings.Join(lines, "\n")+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range lines {
-		got, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got = strings.TrimSuffix(got, "\n"); got != want {
-			t.Errorf("held replies out of order: got %q, want %q", got, want)
-		}
+			// Chunks keep their order when several are held at once.
+			lines := []string{"a", "b", "c", "d"}
+			for _, line := range lines {
+				if _, err := io.WriteString(conn, line+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, want := range lines {
+				got, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got = strings.TrimSuffix(got, "\n"); got != want {
+					t.Errorf("held chunks out of order: got %q, want %q", got, want)
+				}
+			}
+		})
 	}
 }
 
@@ -157,11 +173,18 @@ func TestRefuseClosesThePort(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	if _, err := Start(""); err == nil {
+	line := NewLine()
+	defer line.Close()
+	if _, err := Start(line, ""); err == nil {
 		t.Error("Start with an empty upstream: got no error")
 	}
+	if _, err := Start(nil, echoServer(t)); err == nil {
+		t.Error("Start with a nil Line: got no error")
+	}
 	p := startProxy(t, echoServer(t))
-	if err := p.SetDelay(-time.Millisecond); err == nil {
-		t.Error("SetDelay(-1ms): got no error")
+	for _, d := range [][2]time.Duration{{-time.Millisecond, 0}, {0, -time.Millisecond}} {
+		if err := p.SetDelays(d[0], d[1]); err == nil {
+			t.Errorf("SetDelays(%v, %v): got no error", d[0], d[1])
+		}
 	}
 }
