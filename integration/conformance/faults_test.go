@@ -34,8 +34,11 @@ const waitTimeout = time.Minute
 
 // faults returns the drivertest hooks for the adapter called name over the
 // server node. The clients are configured with their library's defaults
-// except where a rule needs otherwise: the redigo pool of StalledDial dials
-// with Dial alone, which takes no ctx.
+// except where a rule needs otherwise. The redigo pools dial with
+// DialContext and check connections with TestOnBorrowContext, as the
+// redigo adapter's package doc asks: Dial and TestOnBorrow take no ctx,
+// so against a stalled node a call through them returns only when the
+// stall ends, past the rules' bound.
 func faults(name string, node *redisnode.Node) drivertest.Faults {
 	f := drivertest.Faults{
 		Pause: func(t *testing.T) func() {
@@ -72,8 +75,8 @@ func faults(name string, node *redisnode.Node) drivertest.Faults {
 				DialContext: func(ctx context.Context) (redigo.Conn, error) {
 					return redigo.DialContext(ctx, "tcp", addr)
 				},
-				TestOnBorrow: func(c redigo.Conn, _ time.Time) error {
-					_, err := c.Do("PING")
+				TestOnBorrowContext: func(ctx context.Context, c redigo.Conn, _ time.Time) error {
+					_, err := redigo.DoContext(c, ctx, "PING")
 					return err
 				},
 				MaxIdle: 8,
@@ -83,7 +86,9 @@ func faults(name string, node *redisnode.Node) drivertest.Faults {
 		f.StalledDial = func(t *testing.T) (driver.Conn, func()) {
 			hole := newFullBacklog(t)
 			pool := &redigo.Pool{
-				Dial:    func() (redigo.Conn, error) { return redigo.Dial("tcp", hole.addr) },
+				DialContext: func(ctx context.Context) (redigo.Conn, error) {
+					return redigo.DialContext(ctx, "tcp", hole.addr)
+				},
 				MaxIdle: 8,
 			}
 			return redigoConn(t, pool), hole.release
