@@ -1,12 +1,13 @@
 // Package pubsub shares one pub/sub connection of a Redis client among the
-// subscribers of a [driver.Notifier].
+// subscribers of a
+// [github.com/locksmith-go/locksmith/driver.Notifier].
 //
 // An adapter implements Notifier's Subscribe with a [Hub]: it implements
 // [Conn] over its client's own pub/sub support, hands [NewHub] a function
 // that opens one, and calls [Hub.Subscribe]. The Hub opens the connection
 // for the first subscription, reconnects and subscribes again when it
 // fails, and closes it after the last subscription ends. Its [Hub.Wait]
-// implements [driver.Waiter].
+// implements [github.com/locksmith-go/locksmith/driver.Waiter].
 //
 // Programs that only take locks never import this package.
 package pubsub
@@ -56,10 +57,11 @@ const (
 	dialTimeout = 5 * time.Second
 )
 
-// A Hub implements [driver.Notifier]'s Subscribe over one pub/sub
+// A Hub implements the Subscribe method of
+// [github.com/locksmith-go/locksmith/driver.Notifier] over one pub/sub
 // connection that it shares among any number of subscribers to any number
-// of channels, as driver.Notifier asks: an adapter keeps one Hub per Conn
-// and its Subscribe method calls [Hub.Subscribe].
+// of channels, as Notifier asks: an adapter keeps one Hub per Conn and its
+// Subscribe method calls [Hub.Subscribe].
 //
 // The connection and the goroutine that reads from it exist only while
 // some channel has a subscriber: the Hub opens the connection for the
@@ -137,7 +139,8 @@ var (
 	errNoDeliver = errors.New("pubsub: Subscribe with a nil deliver function")
 )
 
-// Subscribe implements [driver.Notifier]'s Subscribe over the Hub's shared
+// Subscribe implements the Subscribe method of
+// [github.com/locksmith-go/locksmith/driver.Notifier] over the Hub's shared
 // connection, as that method documents: it returns once the server has
 // confirmed the subscription; with an error that matches ctx.Err() when ctx
 // ends first; or with the error of a SUBSCRIBE that failed or that the
@@ -198,10 +201,11 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 	}
 }
 
-// Wait implements [driver.Waiter]: it blocks until the Hub's goroutine has
-// ended and closed its connection, which happens soon after the last
-// subscription is cancelled, and returns nil; or it returns ctx.Err() when
-// ctx ends first. Subscriptions made while Wait runs are waited for too.
+// Wait implements [github.com/locksmith-go/locksmith/driver.Waiter]: it
+// blocks until the Hub's goroutine has ended and closed its connection,
+// which happens soon after the last subscription is cancelled, and returns
+// nil; or it returns ctx.Err() when ctx ends first. Subscriptions made
+// while Wait runs are waited for too.
 func (h *Hub) Wait(ctx context.Context) error {
 	if h == nil {
 		return nil
