@@ -39,16 +39,16 @@ func ExampleNew() {
 	// ... work while holding the lock ...
 }
 
-// Open builds each client in the background, so the program starts, and
-// locks, while a minority of the nodes is down; a node that comes up later
-// is used from then on.
+// Open returns a Conn while its server is down, so the program starts,
+// and locks, while a minority of the nodes is down; a node that comes up
+// later is used from then on.
 func ExampleOpen() {
 	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
 	var nodes []driver.Conn
 	for _, addr := range addrs {
 		conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}})
 		if err != nil {
-			log.Fatal(err) // only for an option without an address
+			log.Fatal(err) // only for an option that is not one server
 		}
 		defer conn.Close()
 		nodes = append(nodes, conn)

@@ -20,12 +20,8 @@ func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(paylo
 	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-func (c *Conn) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	dc, cancel := client.Dedicate()
+func (c *Conn) dialPubSub(context.Context) (pubsub.Conn, error) {
+	dc, cancel := c.client.Dedicate()
 	failed := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) { c.hub.Message(m.Channel, m.Message) },
 		OnSubscription: func(s rueidis.PubSubSubscription) {

@@ -2,8 +2,8 @@ package rueidis_test
 
 import (
 	"context"
+	"errors"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +29,7 @@ func freeAddr(t *testing.T) string {
 // making Open fail, and is used once it is up.
 func TestOpenNodeDownAtStart(t *testing.T) {
 	addr := freeAddr(t)
-	conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
 		t.Fatalf("Open with the node down = %v, want nil", err)
 	}
@@ -65,12 +65,14 @@ func TestOpenNodeDownAtStart(t *testing.T) {
 // server, and refuses calls once closed.
 func TestOpenNodeIDAndClose(t *testing.T) {
 	addr := miniredis.RunT(t).Addr()
-	opt := rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true}
+	opt := rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true}
 	conn, err := lsrueidis.Open(opt)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	defer conn.Close()
+	// Without ForceSingleClient, rueidis takes miniredis for a cluster.
+	opt.ForceSingleClient = true
 	if got, want := conn.NodeID(), lsrueidis.New(newClient(t, opt)).NodeID(); got != want {
 		t.Errorf("Open's NodeID = %q, New's = %q; want them equal", got, want)
 	}
@@ -84,11 +86,25 @@ func TestOpenNodeIDAndClose(t *testing.T) {
 	}
 }
 
-func TestOpenWithoutAddress(t *testing.T) {
-	conn, err := lsrueidis.Open(rueidis.ClientOption{})
-	if err == nil {
-		conn.Close()
-		t.Fatal("Open without InitAddress = nil error, want one")
+// Open is for one server: an option without an InitAddress, with two, or
+// with a Sentinel is refused.
+func TestOpenRefusesOption(t *testing.T) {
+	tests := []struct {
+		name   string
+		option rueidis.ClientOption
+	}{
+		{"no InitAddress", rueidis.ClientOption{}},
+		{"two InitAddresses", rueidis.ClientOption{InitAddress: []string{"127.0.0.1:1", "127.0.0.1:2"}}},
+		{"Sentinel", rueidis.ClientOption{InitAddress: []string{"127.0.0.1:1"}, Sentinel: rueidis.SentinelOption{MasterSet: "main"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := lsrueidis.Open(tt.option)
+			if err == nil {
+				conn.Close()
+				t.Fatal("Open = nil error, want one")
+			}
+		})
 	}
 }
 
@@ -100,10 +116,9 @@ func TestNilConnWaitAndClose(t *testing.T) {
 	}
 }
 
-// Every call after Close returns the Conn's own error, not one of the
-// closed client's, and opens no connection.
+// Every call after Close returns the closed client's error.
 func TestOpenCallsAfterClose(t *testing.T) {
-	opt := rueidis.ClientOption{InitAddress: []string{miniredis.RunT(t).Addr()}, DisableCache: true, ForceSingleClient: true}
+	opt := rueidis.ClientOption{InitAddress: []string{miniredis.RunT(t).Addr()}, DisableCache: true}
 	conn, err := lsrueidis.Open(opt)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -114,10 +129,10 @@ func TestOpenCallsAfterClose(t *testing.T) {
 		t.Fatalf("Eval: %v", err)
 	}
 	conn.Close()
-	for i := range 100 {
+	for i := range 3 {
 		_, err := conn.Eval(ctx, `return 1`, nil, nil)
-		if err == nil || !strings.Contains(err.Error(), "Conn closed") {
-			t.Fatalf("Eval %d after Close = %v; want the Conn's error for a closed Conn", i, err)
+		if !errors.Is(err, rueidis.ErrClosing) {
+			t.Fatalf("Eval %d after Close = %v; want an error matching rueidis.ErrClosing", i, err)
 		}
 	}
 	if err := conn.Wait(t.Context()); err != nil {

@@ -19,27 +19,20 @@
 //
 //   - Dialer.Timeout (5s by default) and ConnWriteTimeout: keep them
 //     inside locksmith's node timeout; a call that finds its connection
-//     being dialled again waits for that dial, whatever its ctx.
+//     being dialled again waits for that dial, whatever its ctx, which is
+//     why the Conn does not implement [driver.DeadlineHonorer].
 //   - Logging: rueidis logs nothing of its own.
 //   - TLSConfig for TLS; Username and Password (or AuthCredentialsFn)
 //     for an ACL user, whose rules the README lists.
 //
-// Each method passes its ctx to the client's Do. The Conn does not
-// implement [driver.DeadlineHonorer], because of that wait for a dial, so
-// locksmith bounds every call itself.
-//
-// rueidis.NewClient connects at once and fails when its node is down, so a
-// program that builds every client with it cannot start while any one node
-// is down, although a Redlock needs only a majority. [Open] builds the
-// client in the background and keeps trying. [New] wraps a client the
-// caller already built: a single server, a Sentinel deployment or a
+// rueidis.NewClient fails when its node is down; [Open] does not, so a
+// program starts while a minority of its nodes is down. [New] wraps a
+// client the caller built: a single server, a Sentinel deployment or a
 // Cluster, each of which then counts as one Redlock node.
 //
-// A Redis error reply is returned as a *rueidis.RedisError; a missing
-// script's also matches [driver.ErrNoScript]. A nil reply is a nil value,
-// not rueidis.Nil. On a cluster client, keys in different hash slots are an
-// error whose text starts with CROSSSLOT, as the server's own error does.
-// A Conn is safe for concurrent use, as a rueidis.Client is.
+// A Redis error reply is returned as a *rueidis.RedisError. On a cluster
+// client, keys in different hash slots are an error whose text starts with
+// CROSSSLOT, as the server's own error does.
 package rueidis
 
 import (
@@ -47,7 +40,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -65,21 +57,9 @@ var (
 // Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
 // one with [New] or [Open].
 type Conn struct {
-	client rueidis.Client // nil for a Conn from Open
-	opened *opened        // the client Open builds, nil for a Conn from New
-	hub    *pubsub.Hub    // the pub/sub connection of Subscribe
-	id     string         // the NodeID
-}
-
-// Wait implements [driver.Waiter]: it returns once Subscribe's dedicated
-// connection is given back and the Hub's goroutine has ended, or with
-// ctx.Err(). The redlock Client's Close calls it. It does not wait for
-// [Open]'s attempts to build the client, which [Conn.Close] ends.
-func (c *Conn) Wait(ctx context.Context) error {
-	if c == nil {
-		return nil
-	}
-	return c.hub.Wait(ctx)
+	client rueidis.Client
+	owned  bool        // the client is Open's, for Close to close
+	hub    *pubsub.Hub // the pub/sub connection of Subscribe
 }
 
 // New returns a Conn that sends its commands through client. The client
@@ -91,21 +71,19 @@ func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	c := &Conn{client: client, id: clientID(client)}
+	c := &Conn{client: client}
 	c.hub = pubsub.NewHub(c.dialPubSub)
 	return c
 }
 
-// getClient returns the client to send a command through. For a Conn from
-// Open it waits, until ctx ends, for the first attempt to build it.
-func (c *Conn) getClient(ctx context.Context) (rueidis.Client, error) {
-	switch {
-	case c == nil || (c.opened == nil && c.client == nil):
-		return nil, errNoClient
-	case c.opened == nil:
-		return c.client, nil
+// Wait implements [driver.Waiter]: it returns once Subscribe's dedicated
+// connection is given back and the Hub's goroutine has ended, or with
+// ctx.Err(). The redlock Client's Close calls it.
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil
 	}
-	return c.opened.get(ctx)
+	return c.hub.Wait(ctx)
 }
 
 // errNoClient is the error of a Conn that neither New nor Open made.
@@ -133,101 +111,68 @@ func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (a
 
 // do builds a command with the client's builder and sends it.
 func (c *Conn) do(ctx context.Context, builder func(rueidis.Builder) rueidis.Completed) (any, error) {
-	client, err := c.getClient(ctx)
+	if c == nil || c.client == nil {
+		return nil, errNoClient
+	}
+	cmd, err := build(func() rueidis.Completed { return builder(c.client.B()) })
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := build(func() rueidis.Completed { return builder(client.B()) })
-	if err != nil {
-		return nil, err
-	}
-	return reply(client.Do(ctx, cmd))
+	return reply(c.client.Do(ctx, cmd))
 }
 
 // ScriptLoad caches script with SCRIPT LOAD and returns the digest the
 // server reports. A cluster client loads it on every node it knows, so that
 // EVALSHA succeeds wherever the keys lead. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	client, err := c.getClient(ctx)
-	if err != nil {
-		return "", err
+	if c == nil || c.client == nil {
+		return "", errNoClient
 	}
-	if client.Mode() == rueidis.ClientModeCluster {
-		// SCRIPT LOAD has no key, so the cluster client would send it
-		// to just one node.
-		return loadOnEveryNode(ctx, client.Nodes(), script)
+	if c.client.Mode() != rueidis.ClientModeCluster {
+		return loadOn(ctx, c.client, script)
 	}
-	return loadOn(ctx, client, script)
+	// SCRIPT LOAD has no key, so the cluster client would send it to just
+	// one node.
+	var digest string
+	for addr, node := range c.client.Nodes() {
+		d, err := loadOn(ctx, node, script)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s: %w", addr, err)
+		case digest != "" && d != digest:
+			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s reported digest %q, another node %q", addr, d, digest)
+		}
+		digest = d
+	}
+	if digest == "" {
+		return "", errors.New("rueidis: the cluster client knows no nodes to load the script on")
+	}
+	return digest, nil
 }
 
 func loadOn(ctx context.Context, client rueidis.Client, script string) (string, error) {
 	return client.Do(ctx, client.B().ScriptLoad().Script(script).Build()).ToString()
 }
 
-func loadOnEveryNode(ctx context.Context, nodes map[string]rueidis.Client, script string) (string, error) {
-	if len(nodes) == 0 {
-		return "", errors.New("rueidis: the cluster client knows no nodes to load the script on")
-	}
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		digests = make(map[string]string, len(nodes))
-		errs    []error
-	)
-	for addr, node := range nodes {
-		wg.Go(func() {
-			digest, err := loadOn(ctx, node, script)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("rueidis: SCRIPT LOAD on %s: %w", addr, err))
-				return
-			}
-			digests[addr] = digest
-		})
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return "", errors.Join(errs...)
-	}
-	var digest string
-	for addr, d := range digests {
-		if digest != "" && d != digest {
-			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s reported digest %q, another node %q", addr, d, digest)
-		}
-		digest = d
-	}
-	return digest, nil
-}
-
-// NodeID identifies the node behind the Conn for [driver.Identifier]. For a
-// client of one server (rueidis's standalone mode, a single node) it is
-// [driver.AddrNodeID] of that server's address, so two clients of the same
-// server share it, "localhost:6379" and "127.0.0.1:6379" are one node, and
-// so are a rueidis and a go-redis client of one server. For a Conn from
-// [Open] it is the ID of the option's one InitAddress, when the option
-// names exactly one and no Sentinel. For a cluster or Sentinel client it
-// is the identity of the client value, so only the same client wrapped
-// twice shares it.
+// NodeID implements [driver.Identifier]. For a client of one server
+// (rueidis's standalone mode with a single node, as from [Open]) it is
+// [driver.AddrNodeID] of that server's address, so "localhost:6379" and
+// "127.0.0.1:6379" are one node, and so are a rueidis and a go-redis
+// client of one server. For a cluster or Sentinel client it is the
+// identity of the client value: only the same client wrapped twice shares
+// it.
 func (c *Conn) NodeID() string {
-	if c == nil {
-		return "" // New(nil) returns nil, which redlock.New refuses
+	if c == nil || c.client == nil {
+		return "" // redlock.New refuses a Conn that New did not make
 	}
-	return c.id
-}
-
-// clientID returns the NodeID of a Conn over client.
-func clientID(client rueidis.Client) string {
-	if client.Mode() == rueidis.ClientModeStandalone {
-		if nodes := client.Nodes(); len(nodes) == 1 {
-			for addr := range nodes {
-				if id, err := driver.AddrNodeID("tcp", addr); err == nil {
-					return id
-				}
+	if nodes := c.client.Nodes(); c.client.Mode() == rueidis.ClientModeStandalone && len(nodes) == 1 {
+		for addr := range nodes {
+			if id, err := driver.AddrNodeID("tcp", addr); err == nil {
+				return id
 			}
 		}
 	}
-	return fmt.Sprintf("%T@%p", client, client)
+	return fmt.Sprintf("%T@%p", c.client, c.client)
 }
 
 // errCrossSlot reports keys in different hash slots on a cluster client. It
@@ -235,17 +180,14 @@ func clientID(client rueidis.Client) string {
 // that a caller who recognizes that error recognizes this one too.
 var errCrossSlot = errors.New("CROSSSLOT Keys in request don't hash to the same slot (refused by the rueidis client)")
 
-// crossSlotPanic is the text of the panic with which the builder of a
-// rueidis cluster client refuses keys in different hash slots.
-const crossSlotPanic = "different key slots"
-
 // build runs a command builder and turns its panic into an error. The
-// builder of a cluster client panics when keys fall in different hash
-// slots, which is the caller's mistake to be reported, not a crash.
+// builder of a cluster client panics, with a text that names "different
+// key slots", when keys fall in different hash slots: the caller's mistake
+// to be reported, not a crash.
 func build(builder func() rueidis.Completed) (cmd rueidis.Completed, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if text, ok := p.(string); ok && strings.Contains(text, crossSlotPanic) {
+			if text, ok := p.(string); ok && strings.Contains(text, "different key slots") {
 				err = errCrossSlot
 				return
 			}

@@ -17,8 +17,8 @@ import (
 
 // startupConns builds a Conn per address the way the README's start-up
 // section does for each adapter: go-redis clients and redigo pools dial on
-// first use, and rueidis Conns come from lsrueidis.Open, which builds the
-// client in the background.
+// first use, and rueidis Conns come from lsrueidis.Open, which returns a
+// Conn while its server is down.
 var startupConns = map[string]func(t *testing.T, addr string) driver.Conn{
 	"goredis": func(t *testing.T, addr string) driver.Conn {
 		client := goredis.NewClient(&goredis.Options{Addr: addr})
@@ -64,9 +64,8 @@ func TestStartWithMinorityDown(t *testing.T) {
 			}
 
 			down.Restart(t)
-			// The Conn of the restarted node reconnects on its own
-			// schedule (rueidis's Open retries at growing intervals);
-			// lock until it holds the key too.
+			// The Conn of the restarted node reconnects on its
+			// client's own schedule; lock until it holds the key too.
 			for {
 				lock, err := client.Lock(ctx, key, locktest.TTL)
 				if err != nil {
