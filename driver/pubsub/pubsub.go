@@ -46,6 +46,27 @@ type Conn interface {
 	Close()
 }
 
+// A Pinger is a [Conn] whose Receive cannot tell a quiet connection from
+// a broken one by itself: it reads with a timeout of its own and counts
+// the connection broken when nothing arrives for that long, and a read
+// under way ends only when something arrives. While Receive runs, the Hub
+// calls Ping every [PingInterval], so that the replies keep such a read
+// from timing out on a quiet channel, and once more when Receive's ctx
+// ends, so that the reply wakes the read. A read timeout of a few
+// PingIntervals then tells a broken connection within seconds.
+//
+// The Hub never calls Ping concurrently with Subscribe, Unsubscribe or
+// Close.
+type Pinger interface {
+	Conn
+	// Ping sends PING on the connection; Receive reads the reply. An
+	// error of Ping is ignored: a broken connection fails Receive too.
+	Ping(ctx context.Context) error
+}
+
+// PingInterval is how often a Hub pings the connection of a [Pinger].
+const PingInterval = time.Second
+
 // Reconnection delays of a Hub whose connection failed: the first retry
 // comes after minRedial, each later one after twice the previous delay, up
 // to maxRedial. The cap is short so that a Hub left without subscribers
@@ -365,8 +386,15 @@ func (h *Hub) run(ended chan struct{}) {
 				stop()
 			}
 			h.mu.Unlock()
+			received := make(chan struct{})
+			var heartbeat sync.WaitGroup
+			if p, ok := conn.(Pinger); ok {
+				heartbeat.Go(func() { h.heartbeat(ctx, p, received) })
+			}
 			conn.Receive(ctx, h)
+			close(received)
 			stop()
+			heartbeat.Wait()
 			// Only this goroutine sets h.conn, so it is conn or, after the
 			// last subscriber left, nil. (Comparing it with conn would panic
 			// for a Conn whose dynamic type is not comparable.)
@@ -395,6 +423,32 @@ func (h *Hub) run(ended chan struct{}) {
 		}
 		delay = min(2*delay, maxRedial)
 	}
+}
+
+// heartbeat pings p every PingInterval until received is closed, and once
+// more when ctx ends first (see Pinger).
+func (h *Hub) heartbeat(ctx context.Context, p Pinger, received <-chan struct{}) {
+	ticker := time.NewTicker(PingInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-received:
+			return
+		case <-ticker.C:
+			h.ping(p)
+		case <-ctx.Done():
+			h.ping(p)
+			return
+		}
+	}
+}
+
+func (h *Hub) ping(p Pinger) {
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	h.writeMu.Lock()
+	defer h.writeMu.Unlock()
+	p.Ping(ctx)
 }
 
 // connect opens a connection and subscribes it to every channel that has

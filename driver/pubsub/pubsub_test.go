@@ -422,3 +422,69 @@ func TestHubWait(t *testing.T) {
 		t.Error("Wait returned before the Hub closed its connection")
 	}
 }
+
+// pingRecorder is a Pinger whose Receive, like one that reads with a
+// timeout of its own, returns after its ctx ended only once a PING has
+// woken it; it signals seen for each PING it takes before. Ping does not
+// wait: pings has room for the PINGs of a test, which Receive takes as
+// they come, and for one that the Hub may send after Receive returned.
+type pingRecorder struct {
+	hub   **pubsub.Hub
+	pings chan struct{}
+	seen  chan struct{}
+}
+
+func (p pingRecorder) Subscribe(_ context.Context, channels ...string) error {
+	for _, ch := range channels {
+		(*p.hub).Confirmed(ch)
+	}
+	return nil
+}
+
+func (p pingRecorder) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p pingRecorder) Ping(context.Context) error {
+	p.pings <- struct{}{}
+	return nil
+}
+
+func (p pingRecorder) Receive(ctx context.Context, _ *pubsub.Hub) error {
+	for range p.pings {
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case p.seen <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (p pingRecorder) Close() {}
+
+// A Hub pings the connection of a Pinger while it is subscribed, and once
+// more when the last subscription ends, which wakes its Receive: without
+// that PING, Receive and Wait would not return.
+func TestHubPingsAPinger(t *testing.T) {
+	var hub *pubsub.Hub
+	seen := make(chan struct{}, 1)
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
+		return pingRecorder{hub: &hub, pings: make(chan struct{}, 16), seen: seen}, nil
+	})
+	cancel, err := hub.Subscribe(t.Context(), "ch", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	select {
+	case <-seen:
+	case <-time.After(safetyNet):
+		t.Fatalf("no PING within %v of Subscribe", safetyNet)
+	}
+	cancel()
+	ctx, stop := context.WithTimeout(t.Context(), safetyNet)
+	defer stop()
+	if err := hub.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the last cancel = %v; want nil, a last PING having woken Receive", err)
+	}
+}
