@@ -61,16 +61,28 @@ type ServerIdentifier interface {
 	Conn
 
 	// ServerID returns the run_id field of the server's reply to INFO
-	// server, which differs for every server process, and whether it is
-	// known: known is false while the Conn has not had the answer it
-	// reads the ID from. An ID of "" that is known means the server has
-	// none (no run_id, or INFO refused). ServerID does no I/O. The Conn
-	// reads the ID during its first call that the server answers, before
-	// that call returns (unless the call's ctx ends first), and tries
-	// again at later calls until it is known. Once known, it returns the
-	// same ID on every call, even after the server restarted with a new
-	// run_id.
+	// server ([RunID] reads it), which differs for every server process,
+	// and whether it is known: known is false while the Conn has not had
+	// the answer it reads the ID from. An ID of "" that is known means the
+	// server has none (no run_id, or INFO refused). ServerID does no I/O.
+	// The Conn reads the ID during its first call that the server
+	// answers, before that call returns (unless the call's ctx ends
+	// first), and tries again at later calls until it is known. Once
+	// known, it returns the same ID on every call, even after the server
+	// restarted with a new run_id.
 	ServerID() (id string, known bool)
+}
+
+// RunID returns the value of the run_id field in info, the text of a
+// server's reply to INFO server, or "" when it has none: the ServerID
+// that a [ServerIdentifier] reports.
+func RunID(info string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // AddrNodeID returns the NodeID, for [Identifier], of the server that

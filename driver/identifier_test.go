@@ -46,3 +46,22 @@ func TestAddrNodeIDRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestRunID(t *testing.T) {
+	tests := []struct {
+		name, info, want string
+	}{
+		{"INFO server", "# Server\r\nredis_version:7.0.15\r\nrun_id:0123abcd\r\ntcp_port:6379\r\n", "0123abcd"},
+		{"last line without end", "# Server\nrun_id:0123abcd", "0123abcd"},
+		{"no run_id", "# Server\r\nredis_version:7.0.15\r\n", ""},
+		{"a field that only starts alike", "my_run_id:x\r\n", ""},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := driver.RunID(tt.info); got != tt.want {
+				t.Errorf("RunID(%q) = %q, want %q", tt.info, got, tt.want)
+			}
+		})
+	}
+}

@@ -2,9 +2,10 @@ package redigo
 
 import (
 	"context"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/locksmith-go/locksmith/driver"
 )
 
 // ServerID implements [driver.ServerIdentifier]: the run_id that the server
@@ -34,18 +35,8 @@ func (c *Conn) learnServerID(ctx context.Context, conn redis.Conn) {
 		return
 	}
 	info, _ := reply.([]byte) // nil for an error reply or a reply of another kind: none
-	id := runID(string(info))
+	id := driver.RunID(string(info))
 	c.serverID.CompareAndSwap(nil, &id)
-}
-
-// runID returns the value of the run_id field of an INFO reply, or "".
-func runID(info string) string {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // isPassing reports whether err is the error reply of a server that
