@@ -21,7 +21,9 @@
 //
 //   - DialContext (not Dial) calling redis.DialContext, and
 //     TestOnBorrowContext (not TestOnBorrow): redigo then honours ctx while
-//     it dials and checks a connection; redigo does not retry dials.
+//     it dials and checks a connection; redigo does not retry dials. The
+//     Conn does not implement [driver.DeadlineHonorer], since a pool may
+//     have Dial or TestOnBorrow, and a TLS handshake takes no ctx.
 //   - redis.DialConnectTimeout, redis.DialReadTimeout: keep them inside
 //     locksmith's node timeout, or a call goes on after locksmith stopped
 //     waiting for it, and the error names no cause.
@@ -32,14 +34,8 @@
 //     for TLS; redis.DialUsername and redis.DialPassword for an ACL user,
 //     whose rules the README lists (+info for [Conn.ServerID]).
 //
-// Each call takes a connection with Pool.GetContext and runs its command
-// with redis.DoContext. The Conn does not implement
-// [driver.DeadlineHonorer]: a pool's Dial and TestOnBorrow take no ctx, nor
-// does a TLS handshake, so locksmith bounds every call itself.
-//
-// A Redis error reply is returned as a redis.Error; a missing script's also
-// matches [driver.ErrNoScript]. A Conn is safe for concurrent use: every
-// call has a pooled connection to itself.
+// Each call runs on a connection of its own from the pool. A Redis error
+// reply is returned as a redis.Error.
 package redigo
 
 import (
@@ -157,16 +153,9 @@ func (c *Conn) do(ctx context.Context, command string, args ...any) (any, error)
 
 // scriptArgs lays out the arguments of EVAL and EVALSHA: the script or its
 // digest, the number of keys, the keys and the args.
-func scriptArgs(scriptOrDigest string, keys, args []string) []any {
-	out := make([]any, 0, 2+len(keys)+len(args))
-	out = append(out, scriptOrDigest, len(keys))
-	for _, key := range keys {
-		out = append(out, key)
-	}
-	for _, arg := range args {
-		out = append(out, arg)
-	}
-	return out
+func scriptArgs(scriptOrDigest string, keys, args []string) redis.Args {
+	out := make(redis.Args, 0, 2+len(keys)+len(args))
+	return out.Add(scriptOrDigest, len(keys)).AddFlat(keys).AddFlat(args)
 }
 
 // normalize converts a redigo reply to the types of the driver contract.
