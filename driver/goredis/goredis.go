@@ -24,12 +24,8 @@
 //   - TLSConfig for TLS; Username and Password (or CredentialsProvider)
 //     for an ACL user, whose rules the README lists.
 //
-// Each method passes its ctx to the client. HonorsDeadline reports true for
-// a *redis.Client with ContextTimeoutEnabled and no timeout at -2.
-//
 // A Redis error reply is returned as the client's error (errors.As with
-// redis.Error works); a missing script's also matches [driver.ErrNoScript].
-// A Conn is safe for concurrent use, as the go-redis clients are.
+// redis.Error works).
 package goredis
 
 import (
@@ -91,22 +87,16 @@ func New(client redis.Scripter) *Conn {
 // ClusterClient or a Ring looks up command info and topology with timeouts
 // of their own. Hooks added to the client must return by then too.
 func (c *Conn) HonorsDeadline() bool {
-	client, ok := c.clientOf()
+	if c == nil {
+		return false
+	}
+	client, ok := c.client.(*redis.Client)
 	if !ok {
 		return false
 	}
 	opt := client.Options()
 	// go-redis normalizes a timeout of -2 (no socket deadline) to -1.
 	return opt.ContextTimeoutEnabled && opt.ReadTimeout >= 0 && opt.WriteTimeout >= 0
-}
-
-// clientOf returns the *redis.Client the Conn wraps, if it wraps one.
-func (c *Conn) clientOf() (*redis.Client, bool) {
-	if c == nil {
-		return nil, false
-	}
-	client, ok := c.client.(*redis.Client)
-	return client, ok
 }
 
 // Wait implements [driver.Waiter]: it returns once Subscribe's pub/sub
@@ -212,7 +202,7 @@ func (c *Conn) NodeID() string {
 	if c == nil {
 		return "" // New(nil) returns nil, which redlock.New refuses
 	}
-	if client, ok := c.clientOf(); ok {
+	if client, ok := c.client.(*redis.Client); ok {
 		// A failover client's Addr is a placeholder: its dialer asks
 		// Sentinel for the current master.
 		if id, err := driver.AddrNodeID(client.Options().Network, client.Options().Addr); err == nil {
