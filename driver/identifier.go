@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -21,10 +22,9 @@ import (
 // returns [AddrNodeID] of that address; that function is the one
 // definition of the format. An adapter that cannot tell which server its
 // client reaches (a cluster or Sentinel client, a pool with its own dial
-// function) returns the identity of the client value instead: the client's
-// Go type, "@" and its pointer, as fmt's "%T@%p" prints them. Such an ID
-// never equals an address's, and only the same client wrapped twice
-// shares it.
+// function) returns [ClientNodeID] of the client value instead: its Go
+// type and pointer. Such an ID never equals an address's, and only the
+// same client wrapped twice shares it.
 //
 // When a Conn does not implement Identifier, redlock.New can only reject the
 // same Conn value given twice.
@@ -71,6 +71,14 @@ type ServerIdentifier interface {
 	// known, it returns the same ID on every call, even after the server
 	// restarted with a new run_id.
 	ServerID() (id string, known bool)
+}
+
+// ClientNodeID returns the NodeID, for [Identifier], of a Conn over
+// client, a pointer, when the adapter cannot tell which server the client
+// reaches: the client's Go type, "@" and its pointer, as fmt's "%T@%p"
+// prints them.
+func ClientNodeID(client any) string {
+	return fmt.Sprintf("%T@%p", client, client)
 }
 
 // RunID returns the value of the run_id field in info, the text of a

@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/locksmith-go/locksmith/driver"
@@ -63,5 +64,19 @@ func TestRunID(t *testing.T) {
 				t.Errorf("RunID(%q) = %q, want %q", tt.info, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestClientNodeID(t *testing.T) {
+	type client struct{ _ int }
+	a, b := new(client), new(client)
+	if got, again := driver.ClientNodeID(a), driver.ClientNodeID(a); got != again {
+		t.Errorf("ClientNodeID of one client = %q, then %q; want them equal", got, again)
+	}
+	if idA, idB := driver.ClientNodeID(a), driver.ClientNodeID(b); idA == idB {
+		t.Errorf("ClientNodeID of two clients = %q and %q; want them different", idA, idB)
+	}
+	if id := driver.ClientNodeID(a); strings.Contains(id, "://") {
+		t.Errorf("ClientNodeID = %q; want no address form", id)
 	}
 }

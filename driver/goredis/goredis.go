@@ -209,5 +209,5 @@ func (c *Conn) NodeID() string {
 			return id
 		}
 	}
-	return fmt.Sprintf("%T@%p", c.client, c.client)
+	return driver.ClientNodeID(c.client)
 }

@@ -41,7 +41,6 @@ package redigo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 
@@ -113,7 +112,7 @@ func (c *Conn) NodeID() string {
 	if c == nil {
 		return "" // New(nil) returns nil, which redlock.New refuses
 	}
-	return fmt.Sprintf("%T@%p", c.pool, c.pool)
+	return driver.ClientNodeID(c.pool)
 }
 
 // Wait implements [driver.Waiter]: it returns once Subscribe's pub/sub

@@ -172,7 +172,7 @@ func (c *Conn) NodeID() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%T@%p", c.client, c.client)
+	return driver.ClientNodeID(c.client)
 }
 
 // errCrossSlot reports keys in different hash slots on a cluster client. It
