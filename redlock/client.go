@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,7 +126,8 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 //
 // When a Lock that c handed out holds value on key and the program still
 // refers to it, Resume extends that Lock, in its turn with its other extend
-// rounds, and returns it (ErrReleased once it was unlocked): two Locks of
+// rounds, and returns it (ErrReleased once it was unlocked); Resume calls
+// of one value that run at once share one Lock the same way: two Locks of
 // one value would each believe only their own rounds. Two processes must
 // not use one value at once, for the same reason.
 func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
@@ -144,21 +144,14 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	if l := c.live.find(value); l != nil && slices.Equal(l.names(), req.names) {
-		if err := l.takeTurn(ctx, nil); err != nil {
-			return nil, err
-		}
-		defer l.endTurn()
-		if err := l.extend(ctx, req, false); err != nil {
-			return nil, err
-		}
-		return l, nil
+	l := c.live.findOrAdd(value, req.names, func() *Lock {
+		return newLock(c, req, value, 0, time.Time{}, c.order.lanes(req))
+	})
+	if err := l.takeTurn(ctx, nil); err != nil {
+		return nil, err
 	}
-	l := newLock(c, req, value, 0, time.Time{}, c.order.lanes(req))
-	l.turn <- struct{}{} // no one else knows l yet
 	defer l.endTurn()
-	if err := l.extend(ctx, req, true); err != nil { // sameServer follows
-		c.live.remove(l)
+	if err := l.extend(ctx, req); err != nil {
 		var qe *QuorumError
 		if errors.As(err, &qe) {
 			if ce := c.crossSlot(req, qe.Errors); ce != nil {
@@ -168,7 +161,6 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 		return nil, err
 	}
 	if err := c.sameServer(); err != nil {
-		c.live.remove(l)
 		return nil, err
 	}
 	return l, nil
@@ -364,7 +356,7 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	granted := crossSlot == nil && quorum.Granted(v.granted, len(c.nodes), validity)
 	trace.attemptDone(start, value, v, validity, granted)
 	if granted {
-		return newLock(c, req, value, 0, start, lanes), nil
+		return c.live.add(newLock(c, req, value, 0, start, lanes)), nil
 	}
 	c.cleanup(ctx, req, value, lanes, results, refusedBy(results, isOne))
 	if crossSlot != nil {

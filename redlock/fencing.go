@@ -92,7 +92,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 		c.cleanup(ctx, req, value, lanes, phase2, refusedBy(phase1, isFencedGrant))
 		return nil, c.failure(observe.OpLock, req, v, validity)
 	}
-	return newLock(c, req, value, uint64(token), start, lanes), nil
+	return c.live.add(newLock(c, req, value, uint64(token), start, lanes)), nil
 }
 
 // isFencedGrant reports whether a phase-1 reply grants the lock: {1, n}

@@ -62,7 +62,6 @@ func newLock(c *Client, req request, value string, token uint64, start time.Time
 		l.acquired = start
 		l.validUntil = start.Add(req.ttl - req.drift)
 	}
-	c.live.add(l)
 	return l
 }
 
@@ -191,7 +190,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	case !time.Now().Before(validUntil):
 		return ErrExpired
 	}
-	return l.extend(ctx, req, false)
+	return l.extend(ctx, req)
 }
 
 // takeTurn waits until no other extend round of l runs and takes the turn.
@@ -221,10 +220,10 @@ var errStopped = errors.New("redlock: renewal stopped")
 func (l *Lock) endTurn() { <-l.turn }
 
 // extend runs an extend round with the lock's value and updates the
-// validity from it; learn is set for Resume's first round, after which
-// sameServer compares the nodes' server IDs (see Client.round). The caller
-// holds the turn.
-func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
+// validity from it. The first round of a Lock that Resume made learns the
+// nodes' server IDs, which sameServer compares next (see unknownServers).
+// The caller holds the turn.
+func (l *Lock) extend(ctx context.Context, req request) error {
 	c := l.client
 	l.mu.Lock()
 	if l.unlocking {
@@ -240,6 +239,7 @@ func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
 	}
 	newUntil := start.Add(ttl - req.drift)
 	resuming := l.acquired.IsZero() // the first round of Resume: nothing older to keep
+	learn := resuming
 	if !resuming && newUntil.Before(l.validUntil) {
 		// The round may shorten the keys on the nodes it reaches, before
 		// it is known whether a quorum confirms: lower the validity first.

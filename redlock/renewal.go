@@ -215,7 +215,7 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 	l.mu.Lock()
 	req := l.req
 	l.mu.Unlock()
-	return l.extend(context.WithoutCancel(r.ctx), req, false)
+	return l.extend(context.WithoutCancel(r.ctx), req)
 }
 
 // isGone reports whether err is an extend round in which too few nodes
