@@ -26,9 +26,12 @@ type Client struct {
 	live     liveLocks
 	order    keyOrder
 	servers  serverCheck
-	inflight quorum.Tracker // requests still running, see Wait
-	workers  quorum.Workers // the goroutines that run them
+	requests quorum.Tracker // requests still running, see Wait
 	health   *quorum.Health // how each node's requests end, see skipped
+	// inline is set when the one node's client returns by its ctx's
+	// deadline (driver.DeadlineHonorer): its calls then run on the
+	// calling goroutine.
+	inline bool
 }
 
 // New returns a Client that grants a lock when a majority of conns grant
@@ -70,6 +73,9 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	// crossSlot).
 	health.NodeFault = func(err error) bool { return !isCrossSlot(err) }
 	c := &Client{nodes: nodes, cfg: cfg, health: health}
+	if h, ok := conns[0].(driver.DeadlineHonorer); ok && len(conns) == 1 {
+		c.inline = h.HonorsDeadline()
+	}
 	c.servers.init(nodes)
 	return c, nil
 }
@@ -401,8 +407,8 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		Timeout: req.nodeTimeout,
 		Wait:    answered,
 		Lanes:   lanes,
-		Tracker: &c.inflight,
-		Workers: &c.workers,
+		Tracker: &c.requests,
+		Inline:  c.inline,
 		Health:  c.health,
 		Call: func(ctx context.Context, i int) result {
 			run := func() (any, error) { return c.nodes[i].Run(ctx, release.script, input.keys, args) }
@@ -486,8 +492,8 @@ func (c *Client) round(ctx context.Context, script *scripts.Script, req request,
 		Lanes:   lanes,
 		Skip:    skip,
 		Health:  c.health,
-		Tracker: &c.inflight,
-		Workers: &c.workers,
+		Tracker: &c.requests,
+		Inline:  c.inline,
 		Yes:     func(r result) bool { return r.Err == nil && yes(r.Value) },
 		Call: func(nodeCtx context.Context, i int) result {
 			reply, err := c.nodes[i].Run(nodeCtx, script, req.keys, args)
@@ -573,13 +579,7 @@ func (c *Client) skipped(req request) []bool {
 // and its requests to the nodes that had not answered go on in the
 // background, each until its node answers or the per-node timeout passes;
 // Wait is for programs and tests that must see them end, for example
-// before checking the nodes' keys or for goroutine leaks. Once they have,
-// Wait also ends the goroutines that c keeps for the requests of its next
-// rounds, and returns when they have exited. A request that its adapter
-// has not ended a per-node timeout after its deadline (three after its
-// round started) is left to the adapter, with the goroutine of c's that
-// runs it, which exits once it returns: the Conn's Wait
-// ([driver.Waiter]) waits for it, so call it after this one.
+// before checking the nodes' keys.
 func (c *Client) Wait(ctx context.Context) error {
 	if err := c.usable(); err != nil {
 		return err
@@ -587,10 +587,7 @@ func (c *Client) Wait(ctx context.Context) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
-	if err := c.inflight.Wait(ctx); err != nil {
-		return err
-	}
-	return c.workers.Wait(ctx)
+	return c.requests.Wait(ctx)
 }
 
 // lagLimit is how long a node's request may run on after its round

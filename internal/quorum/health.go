@@ -1,16 +1,10 @@
 package quorum
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// ErrNotSent is the reply of a node that a round did not send its request
-// to: the caller skipped the node (Round.Skip), or an earlier request of
-// the same Lanes was not sent to it.
-var ErrNotSent = errors.New("request not sent")
 
 // FailLimit is how many requests of a node in a row must fail, with no
 // success among them, for the node to be failing (see Health.Failing).
