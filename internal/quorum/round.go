@@ -79,6 +79,9 @@ type roundState struct {
 	decided   bool
 	cut       bool          // the caller's ctx ended the round before its nodes had their time
 	done      chan struct{} // closed once decided
+	// deciding counts the requests still waiting for the requests they
+	// follow, until they are sent or known not to be.
+	deciding sync.WaitGroup
 	// stragglers holds, for each node that had not answered when the
 	// round returned, its record in Round.Health (added set).
 	stragglers []straggler
@@ -164,6 +167,11 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	s.parent = context.WithoutCancel(ctx)
 	s.ctx, s.cancel = context.WithTimeout(s.parent, r.Timeout)
 	r.Tracker.add(sent)
+	for _, ln := range s.lanes {
+		if ln.sent && ln.prev != nil {
+			s.deciding.Add(1)
+		}
+	}
 	for node, ln := range s.lanes {
 		if ln.sent {
 			go r.node(s, node)
@@ -175,6 +183,10 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	select {
 	case <-s.done:
 	case <-s.ctx.Done():
+		// The requests still waiting for the ones they follow are not
+		// sent: they close their lanes before the round returns, so that
+		// the next round of the Lanes finds them closed.
+		s.deciding.Wait()
 	case <-ctx.Done():
 		cut = true
 	}
@@ -240,6 +252,7 @@ func (r *Round) node(s *roundState, node int) {
 			if r.Lanes != nil {
 				r.Lanes.notSent(node, ln.done)
 			}
+			s.deciding.Done()
 			if r.record(s, node, Reply{Err: ErrPending}, false) {
 				s.cancel()
 			}
@@ -250,6 +263,7 @@ func (r *Round) node(s *roundState, node int) {
 			close(ln.done)
 			return
 		}
+		s.deciding.Done()
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(s.parent, r.Timeout)
 		defer cancel()
