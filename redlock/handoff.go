@@ -103,16 +103,17 @@ func (c *Client) notifiers() []driver.Notifier {
 }
 
 // wait pauses a Lock call for delay, or less when a release of one of its
-// keys is heard first, and reports false when ctx ended first.
+// keys is heard first. It returns ctx.Err() when ctx ended first, and
+// ErrClosed when the Client was closed.
 //
 // On its first wait the call joins the queues of its keys, subscribing on
 // the nodes for a key no one waited for before. A call that has just set up
 // those subscriptions does not wait at all: a release between its refused
 // attempt and its subscription would have gone unheard.
-func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) bool {
+func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) error {
 	if w.keys == nil && w.client.notifiers() != nil {
 		if w.join(ctx, req) {
-			return ctx.Err() == nil
+			return ctx.Err()
 		}
 	}
 	if w.timer == nil {
@@ -120,15 +121,16 @@ func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) boo
 	} else {
 		w.timer.Reset(delay)
 	}
+	defer w.timer.Stop()
 	select {
 	case <-w.timer.C:
 	case <-w.wake:
 	case <-ctx.Done():
-		w.timer.Stop()
-		return false
+		return ctx.Err()
+	case <-w.client.closed:
+		return ErrClosed
 	}
-	w.timer.Stop()
-	return true
+	return nil
 }
 
 // join puts w at the end of the queues of req's keys and reports whether

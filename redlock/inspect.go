@@ -71,12 +71,14 @@ type NodeState struct {
 //
 // Each node is bounded by the timeout of [WithNodeTimeout], or 1 s without
 // it. A node that fails has its error in
-// [NodeState.Err]; Inspect itself returns an error, matching
-// [ErrInvalidArgument], only for a nil ctx or an empty key.
+// [NodeState.Err]; Inspect itself returns an error only for a nil ctx or
+// an empty key (matching [ErrInvalidArgument]) and after Close
+// (ErrClosed).
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
-	if err := checkContext(ctx); err != nil {
+	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer c.calls.Done()
 	if key == "" {
 		return nil, invalidf("empty key")
 	}

@@ -66,3 +66,16 @@ func sweep[K comparable, V any](m map[K]weak.Pointer[V], sweepAt *int) {
 	}
 	*sweepAt = 2 * len(m)
 }
+
+// all returns the Locks that the program still refers to.
+func (s *liveLocks) all() []*Lock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	locks := make([]*Lock, 0, len(s.byValue))
+	for _, p := range s.byValue {
+		if l := p.Value(); l != nil {
+			locks = append(locks, l)
+		}
+	}
+	return locks
+}

@@ -128,6 +128,8 @@ func (r *renewal) run(stop <-chan struct{}) {
 			return wakeChanged
 		case <-stop:
 		case <-ctx.Done():
+		case <-l.client.closed:
+			r.cancel(ErrClosed)
 		}
 		return wakeStop
 	}
