@@ -132,12 +132,12 @@ func newLocksmith(tb testing.TB, conns []driver.Conn, ttl time.Duration) contend
 	return locksmithContender{client, ttl}
 }
 
-// settleAtEnd waits, when tb ends and before the Redis clients under
-// client are closed (their cleanups were registered first), for the
-// requests that client's calls left running once a quorum had decided.
+// settleAtEnd closes client when tb ends, before the Redis clients under
+// it are closed (their cleanups were registered first): Close waits for
+// the requests that client's calls left running once a quorum had decided.
 func settleAtEnd(tb testing.TB, client *redlock.Client) {
 	tb.Cleanup(func() {
-		if err := client.Wait(context.Background()); err != nil {
+		if err := client.Close(context.Background()); err != nil {
 			tb.Error(err)
 		}
 	})

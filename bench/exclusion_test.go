@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	settlepkg "github.com/locksmith-go/locksmith/internal/settle"
 )
 
 // TestContendersExclude checks that every contender really locks: while
@@ -75,7 +77,7 @@ func settle(t *testing.T, contenders ...contender) {
 	t.Helper()
 	for _, c := range contenders {
 		if lc, ok := c.(locksmithContender); ok {
-			if err := lc.client.Wait(context.Background()); err != nil {
+			if err := settlepkg.Wait(context.Background(), lc.client); err != nil {
 				t.Fatal(err)
 			}
 		}

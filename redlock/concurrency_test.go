@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -236,5 +237,36 @@ func TestValidityEndsWhenAQuorumFindsTheKeysGone(t *testing.T) {
 	}
 	if err := l.Unlock(ctx); !errors.Is(err, redlock.ErrExpired) {
 		t.Errorf("Unlock of a lock whose keys a quorum lost = %v, want ErrExpired", err)
+	}
+}
+
+// Two Resume calls of one value at once continue one Lock: the second
+// takes its turn on the Lock the first made. Two Locks of one value would
+// each believe only their own rounds, so one would report itself valid
+// after the other was unlocked.
+func TestConcurrentResumesOfOneValueShareALock(t *testing.T) {
+	c := newCluster(t, 3)
+	owner := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	taker := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	ctx := context.Background()
+	for i := range 200 {
+		key := fmt.Sprintf("k%d", i)
+		l := mustLock(t, owner, key, 10*time.Second)
+		var got [2]*redlock.Lock
+		var errs [2]error
+		var wg sync.WaitGroup
+		for j := range got {
+			wg.Go(func() { got[j], errs[j] = taker.Resume(ctx, key, l.Value(), 10*time.Second) })
+		}
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("round %d: Resume errors %v, %v", i, errs[0], errs[1])
+		}
+		if err := got[0].Unlock(ctx); err != nil {
+			t.Fatalf("round %d: Unlock: %v", i, err)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("round %d: two Resumes of one value returned two Locks; after one was unlocked the other has ValidUntil %v", i, got[1].ValidUntil())
+		}
 	}
 }

@@ -1,10 +1,8 @@
 package redlock
 
 import (
-	"context"
 	"strings"
 
-	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 )
 
@@ -125,22 +123,4 @@ func (c *config) extraKeysOf(keys []string) (*[]string, error) {
 		}
 	}
 	return &extra, nil
-}
-
-// scriptInput returns the request and arguments script s gets: those of
-// the default, followed by the extra keys and arguments when s is custom.
-func (c *Client) scriptInput(s scriptUse, req request, args []string) (request, []string) {
-	if !s.custom {
-		return req, args
-	}
-	if req.extra != nil {
-		req.keys = append(req.keys[:len(req.keys):len(req.keys)], *req.extra...)
-	}
-	return req, append(args[:len(args):len(args)], c.cfg.scripts.ExtraArgs...)
-}
-
-// runScript runs s on every node, as round does, with its input.
-func (c *Client) runScript(ctx context.Context, s scriptUse, req request, args []string, lanes *quorum.Lanes, skip []bool, learn bool, yes func(any) bool) []result {
-	req, args = c.scriptInput(s, req, args)
-	return c.round(ctx, s.script, req, args, lanes, skip, learn, yes)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/driver/adapter"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -81,7 +80,7 @@ func newGatedClient(t *testing.T, conns []driver.Conn, opts ...redlock.Option) *
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { settle(t, client) })
+	t.Cleanup(func() { closeClient(t, client) })
 	return client
 }
 
@@ -121,8 +120,8 @@ func TestRoundsReturnOnceAQuorumDecides(t *testing.T) {
 			}
 			cancelled, cancel := context.WithCancel(ctx)
 			cancel()
-			if err := client.Wait(cancelled); !errors.Is(err, context.Canceled) {
-				t.Fatalf("Wait with a cancelled ctx while a request runs = %v, want context.Canceled", err)
+			if err := client.Close(cancelled); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Close with a cancelled ctx while a request runs = %v, want context.Canceled", err)
 			}
 
 			close(g.open)
@@ -228,37 +227,13 @@ func TestRefusedAttemptDoesNotWaitForATimedOutNode(t *testing.T) {
 	}
 }
 
-// runGate is a node behind a Conn built as locksmith's adapters are, with
-// adapter.Run, over a client whose Eval and EvalSha ignore their context
-// and wait until the gate opens (a gate without honourCtx): a redigo pool
-// whose TestOnBorrow PINGs a server stopped with SIGSTOP, say.
-type runGate struct {
-	*gate
-	background adapter.Background
-}
-
-func (g *runGate) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
-		return g.gate.Eval(ctx, script, keys, args)
-	})
-}
-
-func (g *runGate) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	return adapter.Run(ctx, &g.background, func(ctx context.Context) (any, error) {
-		return g.gate.EvalSha(ctx, sha1, keys, args)
-	})
-}
-
-// A request ends for the Client at the per-node timeout, even when the
-// adapter leaves its client's call running after that: Client.Wait returns
-// while the call still blocks, and the Conn's own Wait (driver.Waiter) is
-// the one that waits for it. A Client that ran such a call on its own
-// goroutine would hold its Wait for as long as the client's call lasts.
-func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
+// A request that its client does not end at its deadline ends for the
+// round at the per-node timeout, but the Client still counts it: Close
+// waits for it to return, and returns ctx.Err() while it runs. Close also
+// releases the lock still held, and every call after it fails.
+func TestCloseWaitsForARequestPastItsDeadline(t *testing.T) {
 	c := newCluster(t, 3)
-	conns, inner := gated(c, false)
-	g := &runGate{gate: inner}
-	conns[2] = g
+	conns, g := gated(c, false)
 	// Opened below; also on a t.Fatalf, so that no call stays blocked.
 	open := sync.OnceFunc(func() { close(g.open) })
 	defer open()
@@ -267,7 +242,7 @@ func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 	// A bound for the waits below, far above the node timeout: past it,
-	// a Wait is taken to hang.
+	// a Close is taken to hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -275,21 +250,30 @@ func TestClientWaitDoesNotWaitForAnAdapterCallPastItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock with two of three nodes answering = %v, want a grant", err)
 	}
-	if err := client.Wait(ctx); err != nil {
-		t.Errorf("Client.Wait while node 2's client call still blocks = %v, want nil once its node timeout passed", err)
+	cancelled, cancelNow := context.WithCancel(ctx)
+	cancelNow()
+	if err := client.Close(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close with a cancelled ctx while node 2's client call blocks = %v, want context.Canceled", err)
 	}
 	if n := g.returned.Load(); n != 0 {
 		t.Fatalf("%d calls returned from the gated client before it opened, want 0", n)
 	}
 	open()
-	if err := g.background.Wait(ctx); err != nil {
-		t.Errorf("the Conn's Wait once its client call could return = %v, want nil", err)
+	if err := client.Close(ctx); err != nil {
+		t.Errorf("Close once the client's calls can return = %v, want nil", err)
 	}
-	if err := l.Unlock(ctx); err != nil {
-		t.Errorf("Unlock: %v", err)
+	if entered, returned := g.entered.Load(), g.returned.Load(); entered != returned {
+		t.Errorf("Close returned with %d of node 2's %d calls still running", entered-returned, entered)
 	}
-	settle(t, client)
-	if err := g.background.Wait(ctx); err != nil {
-		t.Errorf("the Conn's Wait after Unlock = %v, want nil", err)
+	for i, s := range c.servers {
+		if s.Exists("k") {
+			t.Errorf("node %d holds k after Close, want the lock released", i)
+		}
+	}
+	if _, err := client.TryLock(ctx, "j", time.Minute); !errors.Is(err, redlock.ErrClosed) {
+		t.Errorf("TryLock after Close = %v, want ErrClosed", err)
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, redlock.ErrClosed) {
+		t.Errorf("Unlock after Close = %v, want ErrClosed", err)
 	}
 }

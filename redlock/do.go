@@ -14,7 +14,8 @@ import (
 // the lock can no longer be guaranteed, with a cause matching ErrLockLost,
 // before the lock's validity ends; fn must stop using the resource then.
 // It is also cancelled with a cause matching ErrHoldLimit when a bound set
-// by WithMaxHold or WithMaxRenewals is reached, and when ctx is done.
+// by WithMaxHold or WithMaxRenewals is reached, with ErrClosed when the
+// Client is closed (which releases the lock), and when ctx is done.
 // [LockFromContext] returns the lock, for its fencing token.
 //
 // Check the Err of the context fn gets right before each use of the
@@ -49,7 +50,10 @@ func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn fu
 		cause := context.Cause(fnCtx)
 		stop()
 		unlockErr := l.Unlock(ctx)
-		if errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrHoldLimit) {
+		if errors.Is(unlockErr, ErrClosed) {
+			unlockErr = nil // Close releases the lock
+		}
+		if errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrHoldLimit) || errors.Is(cause, ErrClosed) {
 			err = errors.Join(err, cause, unlockErr)
 		} else {
 			err = errors.Join(err, unlockErr)

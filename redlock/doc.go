@@ -208,7 +208,8 @@
 // errors.As, which lists per-node failures as [*NodeError]. When the
 // caller's context ends, its error is kept in the chain, so
 // errors.Is(err, context.Canceled) works. Bad arguments and options match
-// [ErrInvalidArgument]; nothing here panics on bad input.
+// [ErrInvalidArgument]; nothing here panics on bad input. Calls after
+// [Client.Close] return [ErrClosed].
 //
 // # Concurrency
 //
@@ -229,60 +230,29 @@
 //   - once Unlock has been called no extend round starts, and the KeepAlive
 //     context is cancelled before Unlock returns.
 //
-// # What may outlive a call
+// # Closing a Client
 //
-// A round of requests sends one request to every node at once, each on a
-// goroutine of its own (none for a single node): one that ran a request of
-// an earlier round and is idle, or a new one. It returns as soon as its
-// outcome is decided: when a quorum has granted (the validity is counted up
-// to that moment) or so many nodes refused or failed that no quorum can be
-// reached. A round whose keys may lie in different Redis Cluster hash slots
-// (several keys, or extra keys of custom scripts) waits for every node,
-// since one CROSSSLOT refusal fails the call. Whatever the votes, a round
-// over several nodes returns by the per-node timeout, or when ctx ends,
-// even through an adapter that does not honour its context: the adapters
-// that run their calls through adapter.Run (all of locksmith's) run the
-// client on the Client's goroutine, which the round does not wait for
-// past the deadline, and the others on goroutines of their own. With a single
-// node, the request runs on the calling goroutine with ctx and the
-// per-node timeout, and the call returns when the adapter does, which
-// every adapter of locksmith does by then.
+// A call returns as soon as a quorum decided it: granted, or so many
+// nodes refused or failed that no quorum can be reached. Its requests to
+// the nodes that had not answered go on in the background, also when the
+// caller cancels ctx afterwards, each bounded by the per-node timeout.
+// Each node gets a lock's requests one at a time, in the order they were
+// made, so a grant that arrives late is followed by the lock's release;
+// and a Client's next lock on the same keys follows them, so that a
+// TryLock right after an Unlock does not find the key still held on a
+// slow node. Whatever the nodes and the Redis clients do, a call returns
+// by the per-node timeout of its last round, or when ctx ends.
 //
-// The requests to the nodes that had not answered by then go on in the
-// background, also when the caller cancels ctx afterwards (a deferred
-// cancel), each for at most the per-node timeout once it is sent, after
-// the lock's previous request to that node has returned. One that could
-// not be sent within the per-node timeout is not sent at all, and the
-// lock's next request to that node still waits for the previous one,
-// however long an adapter that ignores its context takes. They are
-// ordered: a node gets a lock's requests one at a time, in the order they
-// were made, so a late grant is followed by the lock's later extend and
-// release requests, and the late grant of a refused attempt by that
-// attempt's release. Such a node counts in none of Granted, Refused and
-// Errors of the round's [QuorumError] and of the RoundInfo its events get.
-// A refused attempt returns once the nodes that had answered it have
-// answered its release, sent again where it failed; a node that did not
-// answer within the per-node timeout is not waited for again.
+// The Client owns those requests, the renewals of [Lock.KeepAlive] and
+// [Client.Do], and the subscriptions of Lock calls waiting for a release.
+// [Client.Close] ends them, releases the locks still held and waits for
+// all of it. Close the Client, then your Redis clients:
 //
-// A Client's successive attempts on the same keys are ordered the same way,
-// and so is a Resume of a value that no Lock of the Client holds: an
-// attempt's first request to a node is sent once every request made there
-// before it by the Client's other attempts on those keys, and by the Locks
-// they granted (their extends and releases included), has returned. The
-// wait and the request share the bound of any request that follows
-// another: the wait ends when the per-node timeout has passed since the
-// round started, and the request is then not sent, the node counting as
-// timed out. So a TryLock right after an Unlock on the same Client does
-// not find the key still held on a node by the previous lock's release
-// that the node has not applied yet, or by its grant applied late. A
-// Lock's later requests to a node follow its own earlier ones there, and
-// so wait for other attempts' requests only while its acquire there still
-// waits for them; once its acquire was not sent to a node, it sends that
-// node nothing more ([ErrNodeSkipped]). Attempts whose key sets differ are
-// not ordered with each other (the same keys in another order are the
-// same set), nor are those of different Clients: the keys of another
-// Client's released lock may stay on a minority of nodes until its
-// requests end.
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	defer rdb.Close()
+//	locker, err := redlock.New([]driver.Conn{goredis.New(rdb)})
+//	...
+//	defer locker.Close(context.Background()) // runs before rdb.Close
 //
 // # Nodes behind the others, and failing nodes
 //
@@ -314,23 +284,4 @@
 // Locks acquired before the node fell behind or began failing send it every
 // request as usual. [WithSkipUnhealthyNodes](false) sends every request to
 // every node.
-//
-// [Client.Wait] returns once none of these requests runs, for programs and
-// tests that must see the nodes settle (goroutine leak checks, reading the
-// keys after a call); it also ends the goroutines that ran them, which the
-// Client otherwise keeps for the requests of its next rounds until they
-// have had none for 50 to 100 ms. Besides them, only the renewal
-// goroutine of a KeepAlive (until its stop function is called) and the pub/sub
-// subscriptions of waiters (until they are served) outlive a call. An
-// adapter may leave a request running after its context ended, for a
-// client that cannot be interrupted (a redigo pool's TestOnBorrow PING to a
-// server stopped with SIGSTOP, say). Client.Wait waits for a request until
-// a per-node timeout has passed after its context's deadline (three after
-// its round started), and leaves one still running then to its adapter,
-// along with the Client's goroutine that runs it, which exits once the
-// request returns: each adapter's documentation says how long that may
-// take, and [driver.Waiter] waits for it. An adapter may also keep a
-// connection of its client for its next call, which needs no goroutine
-// (the redigo and rueidis adapters do, for up to a second without a call);
-// the Conn's Wait gives it back. Call Client.Wait, then each Conn's Wait.
 package redlock

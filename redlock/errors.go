@@ -47,6 +47,12 @@ var (
 	// WithMaxRenewals. The lock is still held then; Do releases it.
 	ErrHoldLimit = errors.New("redlock: hold limit reached")
 
+	// ErrClosed is returned by every call of a Client after
+	// [Client.Close], and matched by the error of a Lock call whose wait
+	// Close ended. It is the cause of the contexts of KeepAlive and Do
+	// that Close ended.
+	ErrClosed = errors.New("redlock: client closed")
+
 	// ErrInvalidArgument is matched by every error about a bad argument or
 	// option: it is a bug in the caller, never a condition of the nodes.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")

@@ -52,11 +52,12 @@ func fencedKeys(keys []string) ([]string, error) {
 // the validity of phase 1's start.
 func (c *Client) attemptFenced(ctx context.Context, req request, value string, trace *lockTrace) (*Lock, error) {
 	n := len(c.nodes)
-	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout}
-	fenced.every = req.every
+	fenced := request{names: req.names, keys: req.fenced, nodeTimeout: req.nodeTimeout, every: req.every}
 	lanes := c.order.lanes(req)
+	acquire := c.spec(scriptUse{script: scripts.FencedAcquire}, fenced, isFencedGrant, value, req.ttlArg)
+	acquire.lanes, acquire.skip, acquire.learn = lanes, c.skipped(req), true
 	start := time.Now()
-	phase1 := c.round(ctx, scripts.FencedAcquire, fenced, []string{value, req.ttlArg}, lanes, c.skipped(req), true, isFencedGrant)
+	phase1 := c.round(ctx, acquire)
 	v := countVotes(phase1, isFencedGrant)
 	validity := quorum.Validity(req.ttl, time.Since(start), req.drift)
 	if err := c.sameServer(); err != nil {
@@ -80,7 +81,9 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 	}
 	token := highest + 1
 
-	phase2 := c.round(ctx, scripts.Fence, fenced, []string{value, strconv.FormatInt(token, 10)}, lanes, nil, false, isOne)
+	fence := c.spec(scriptUse{script: scripts.Fence}, fenced, isOne, value, strconv.FormatInt(token, 10))
+	fence.lanes = lanes
+	phase2 := c.round(ctx, fence)
 	v = countVotes(phase2, isOne)
 	validity = quorum.Validity(req.ttl, time.Since(start), req.drift)
 	granted := quorum.Granted(v.granted, n, validity)
@@ -92,7 +95,7 @@ func (c *Client) attemptFenced(ctx context.Context, req request, value string, t
 		c.cleanup(ctx, req, value, lanes, phase2, refusedBy(phase1, isFencedGrant))
 		return nil, c.failure(observe.OpLock, req, v, validity)
 	}
-	return newLock(c, req, value, uint64(token), start, lanes), nil
+	return c.live.add(newLock(c, req, value, uint64(token), start, lanes)), nil
 }
 
 // isFencedGrant reports whether a phase-1 reply grants the lock: {1, n}

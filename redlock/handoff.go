@@ -51,6 +51,7 @@ type keyWaits struct {
 	// script publishes.
 	heard   map[string]*release
 	cancels []func() // the subscriptions on the nodes
+	left    bool     // the queue emptied: the subscriptions ended
 }
 
 // release is what a Client heard of one release of a key.
@@ -102,16 +103,17 @@ func (c *Client) notifiers() []driver.Notifier {
 }
 
 // wait pauses a Lock call for delay, or less when a release of one of its
-// keys is heard first, and reports false when ctx ended first.
+// keys is heard first. It returns ctx.Err() when ctx ended first, and
+// ErrClosed when the Client was closed.
 //
 // On its first wait the call joins the queues of its keys, subscribing on
 // the nodes for a key no one waited for before. A call that has just set up
 // those subscriptions does not wait at all: a release between its refused
 // attempt and its subscription would have gone unheard.
-func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) bool {
+func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) error {
 	if w.keys == nil && w.client.notifiers() != nil {
 		if w.join(ctx, req) {
-			return ctx.Err() == nil
+			return ctx.Err()
 		}
 	}
 	if w.timer == nil {
@@ -119,15 +121,16 @@ func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) boo
 	} else {
 		w.timer.Reset(delay)
 	}
+	defer w.timer.Stop()
 	select {
 	case <-w.timer.C:
 	case <-w.wake:
 	case <-ctx.Done():
-		w.timer.Stop()
-		return false
+		return ctx.Err()
+	case <-w.client.closed:
+		return ErrClosed
 	}
-	w.timer.Stop()
-	return true
+	return nil
 }
 
 // join puts w at the end of the queues of req's keys and reports whether
@@ -162,22 +165,37 @@ func (w *waiter) join(ctx context.Context, req request) (subscribed bool) {
 // subscribe listens for releases of key, whose queue is kw, on every node
 // that can notify. A node that fails to subscribe is only polled. The
 // subscriptions last while kw's queue is not empty; the caller is in it.
+// One that the node confirms after the round returned is kept too, or
+// cancelled at once if the queue emptied meanwhile.
 func (c *Client) subscribe(ctx context.Context, req request, key string, kw *keyWaits) {
 	notifiers := c.notifiers()
 	channel := scripts.ReleaseChannel(key)
-	cancels := make([]func(), len(notifiers))
-	quorum.FanOut(ctx, len(notifiers), req.nodeTimeout, func(ctx context.Context, i int) {
-		if notifiers[i] == nil {
-			return
-		}
-		cancel, err := notifiers[i].Subscribe(ctx, channel, func(tag string) { c.heard(kw, i, tag) })
-		if err == nil {
-			cancels[i] = cancel
-		}
-	})
-	c.waits.mu.Lock()
-	kw.cancels = cancels
-	c.waits.mu.Unlock()
+	round := quorum.Round{
+		Nodes:   len(notifiers),
+		Timeout: req.nodeTimeout,
+		Every:   true,
+		Tracker: &c.requests,
+		Inline:  c.inline,
+		Call: func(ctx context.Context, i int) quorum.Reply {
+			if notifiers[i] == nil {
+				return quorum.Reply{}
+			}
+			cancel, err := notifiers[i].Subscribe(ctx, channel, func(tag string) { c.heard(kw, i, tag) })
+			if err == nil {
+				c.waits.mu.Lock()
+				kept := !kw.left
+				if kept {
+					kw.cancels = append(kw.cancels, cancel)
+				}
+				c.waits.mu.Unlock()
+				if !kept {
+					cancel()
+				}
+			}
+			return quorum.Reply{Err: err}
+		},
+	}
+	round.Run(ctx)
 }
 
 // heard records that node announced the release tagged tag of the key of
@@ -263,14 +281,13 @@ func (w *waiter) leave(granted bool) {
 		case len(kw.queue) == 0:
 			delete(c.waits.keys, key)
 			cancels = append(cancels, kw.cancels...)
+			kw.left = true
 		case pending:
 			kw.queue[0].notify()
 		}
 	}
 	c.waits.mu.Unlock()
 	for _, cancel := range cancels {
-		if cancel != nil {
-			cancel()
-		}
+		cancel()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/internal/resp"
+	settlepkg "github.com/locksmith-go/locksmith/internal/settle"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -51,7 +52,7 @@ func (c *cluster) client(t *testing.T, opts ...redlock.Option) *redlock.Client {
 		t.Fatalf("New: %v", err)
 	}
 	c.clients = append(c.clients, client)
-	t.Cleanup(func() { settle(t, client) })
+	t.Cleanup(func() { closeClient(t, client) })
 	return client
 }
 
@@ -68,8 +69,21 @@ func (c *cluster) settle(t testing.TB) {
 // settle waits until no request of client is running.
 func settle(t testing.TB, client *redlock.Client) {
 	t.Helper()
-	if err := client.Wait(context.Background()); err != nil {
-		t.Fatalf("Wait: %v", err)
+	if err := settleCtx(context.Background(), client); err != nil {
+		t.Fatalf("waiting for the requests of a Client: %v", err)
+	}
+}
+
+// settleCtx waits until no request of client is running, or ctx ends.
+func settleCtx(ctx context.Context, client *redlock.Client) error {
+	return settlepkg.Wait(ctx, client)
+}
+
+// closeClient closes client: it must end everything it started.
+func closeClient(t testing.TB, client *redlock.Client) {
+	t.Helper()
+	if err := client.Close(context.Background()); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
 
@@ -90,7 +104,7 @@ func (c *cluster) holders(t *testing.T, key, value string) int {
 // of the clients made by c.client have ended.
 func (c *cluster) keyCount() int {
 	for _, client := range c.clients {
-		_ = client.Wait(context.Background()) // Background never ends
+		_ = settleCtx(context.Background(), client) // Background never ends
 	}
 	n := 0
 	for _, s := range c.servers {

@@ -71,12 +71,14 @@ type NodeState struct {
 //
 // Each node is bounded by the timeout of [WithNodeTimeout], or 1 s without
 // it. A node that fails has its error in
-// [NodeState.Err]; Inspect itself returns an error, matching
-// [ErrInvalidArgument], only for a nil ctx or an empty key.
+// [NodeState.Err]; Inspect itself returns an error only for a nil ctx or
+// an empty key (matching [ErrInvalidArgument]) and after Close
+// (ErrClosed).
 func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
-	if err := checkContext(ctx); err != nil {
+	if err := c.enter(ctx); err != nil {
 		return nil, err
 	}
+	defer c.calls.Done()
 	if key == "" {
 		return nil, invalidf("empty key")
 	}
@@ -90,21 +92,35 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		timeout = c.cfg.nodeTimeout
 	}
 	in := &Inspection{Key: key, Nodes: make([]NodeState, len(c.nodes)), Quorum: quorum.Size(len(c.nodes))}
-	quorum.FanOut(ctx, len(c.nodes), timeout, func(ctx context.Context, i int) {
-		reply, err := c.nodes[i].Run(ctx, scripts.Inspect, keys, nil)
-		now := time.Now()
-		if err != nil {
-			in.Nodes[i] = NodeState{Err: err}
-			return
+	round := quorum.Round{
+		Nodes:   len(c.nodes),
+		Timeout: timeout,
+		Every:   true,
+		Tracker: &c.requests,
+		Inline:  c.inline,
+		Call: func(ctx context.Context, i int) quorum.Reply {
+			reply, err := c.nodes[i].Run(ctx, scripts.Inspect, keys, nil)
+			now := time.Now()
+			if err != nil {
+				return quorum.Reply{Err: err}
+			}
+			s, err := parseInspectReply(reply)
+			s.ReadAt = now
+			return quorum.Reply{Value: s, Err: err}
+		},
+	}
+	for i, r := range round.Run(ctx) {
+		switch {
+		case r.Err == quorum.ErrPending && ctx.Err() == nil:
+			in.Nodes[i] = NodeState{Err: &nodeTimeoutError{timeout: timeout, driverErr: r.Err}}
+		case r.Err == quorum.ErrPending:
+			in.Nodes[i] = NodeState{Err: ctx.Err()}
+		case r.Err != nil:
+			in.Nodes[i] = NodeState{Err: r.Err}
+		default:
+			in.Nodes[i] = r.Value.(NodeState)
 		}
-		s, err := parseInspectReply(reply)
-		if err != nil {
-			in.Nodes[i] = NodeState{Err: err}
-			return
-		}
-		s.ReadAt = now
-		in.Nodes[i] = s
-	})
+	}
 	in.Value, in.HeldUntil, in.Held = quorumHolder(in.Nodes, in.Quorum)
 	return in, nil
 }

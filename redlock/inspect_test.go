@@ -15,7 +15,7 @@ import (
 // clients made by c.client have ended.
 func (c *cluster) snapshot() []map[string]string {
 	for _, client := range c.clients {
-		_ = client.Wait(context.Background()) // Background never ends
+		_ = settleCtx(context.Background(), client) // Background never ends
 	}
 	var all []map[string]string
 	for _, s := range c.servers {

@@ -14,7 +14,8 @@ import (
 // can no longer be guaranteed; its cause (context.Cause) then matches
 // ErrLockLost. It is cancelled with a cause matching ErrHoldLimit when a
 // bound set by WithMaxHold or WithMaxRenewals is reached, with ErrReleased
-// when l is unlocked, and when ctx is done, after which renewal stops too.
+// when l is unlocked, with ErrClosed when its Client is closed, and when
+// ctx is done, after which renewal stops too.
 // [LockFromContext] returns l from it.
 //
 // Its Err method also compares the clock with the lock's loss deadline
@@ -52,6 +53,7 @@ func (l *Lock) KeepAlive(ctx context.Context) (_ context.Context, stop func()) {
 	stopCh := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
+		defer l.client.calls.Done() // entered by startKeepAlive
 		defer close(done)
 		r.run(stopCh)
 		l.mu.Lock()
@@ -89,6 +91,8 @@ func (l *Lock) startKeepAlive(ctx context.Context, r *renewal) error {
 		return invalidf("KeepAlive of a lock already kept alive")
 	case !time.Now().Before(l.validUntil):
 		return ErrExpired
+	case !l.client.calls.Enter():
+		return ErrClosed
 	}
 	r.keys = l.req.names
 	l.renewal = r

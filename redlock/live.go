@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"slices"
 	"sync"
 	"weak"
 )
@@ -19,15 +20,36 @@ type liveLocks struct {
 // minSweep is the smallest size of liveLocks at which it sweeps.
 const minSweep = 64
 
-func (s *liveLocks) add(l *Lock) {
-	p := weak.Make(l)
+// add records l, a Lock with a fresh value, and returns it.
+func (s *liveLocks) add(l *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.store(l)
+	return l
+}
+
+// store records l; the caller holds s.mu.
+func (s *liveLocks) store(l *Lock) {
 	if s.byValue == nil {
 		s.byValue = make(map[string]weak.Pointer[Lock])
 	}
 	sweep(s.byValue, &s.sweepAt)
-	s.byValue[l.value] = p
+	s.byValue[l.value] = weak.Make(l)
+}
+
+// findOrAdd returns the live Lock holding value on names, or else the
+// Lock that newLock makes, recorded before any other call can look:
+// two Resumes of one value at once get one Lock, and take their turns on
+// it.
+func (s *liveLocks) findOrAdd(value string, names []string, newLock func() *Lock) *Lock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.byValue[value].Value(); l != nil && slices.Equal(l.names(), names) {
+		return l
+	}
+	l := newLock()
+	s.store(l)
+	return l
 }
 
 // sweep deletes from m the entries whose value was collected, once m has
@@ -45,20 +67,15 @@ func sweep[K comparable, V any](m map[K]weak.Pointer[V], sweepAt *int) {
 	*sweepAt = 2 * len(m)
 }
 
-// remove forgets l, a Lock that Resume made and never handed out. An
-// unlocked Lock stays until it is dropped, so that a Resume of its value
-// is refused with ErrReleased.
-func (s *liveLocks) remove(l *Lock) {
+// all returns the Locks that the program still refers to.
+func (s *liveLocks) all() []*Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.byValue[l.value]; ok && p.Value() == l {
-		delete(s.byValue, l.value)
+	locks := make([]*Lock, 0, len(s.byValue))
+	for _, p := range s.byValue {
+		if l := p.Value(); l != nil {
+			locks = append(locks, l)
+		}
 	}
-}
-
-// find returns the live Lock holding value, or nil.
-func (s *liveLocks) find(value string) *Lock {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byValue[value].Value()
+	return locks
 }

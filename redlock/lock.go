@@ -62,7 +62,6 @@ func newLock(c *Client, req request, value string, token uint64, start time.Time
 		l.acquired = start
 		l.validUntil = start.Add(req.ttl - req.drift)
 	}
-	c.live.add(l)
 	return l
 }
 
@@ -171,9 +170,10 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.check("Extend"); err != nil {
 		return err
 	}
-	if err := checkContext(ctx); err != nil {
+	if err := l.client.enter(ctx); err != nil {
 		return err
 	}
+	defer l.client.calls.Done()
 	req, err := l.client.newRequest(l.names(), ttl)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	case !time.Now().Before(validUntil):
 		return ErrExpired
 	}
-	return l.extend(ctx, req, false)
+	return l.extend(ctx, req)
 }
 
 // takeTurn waits until no other extend round of l runs and takes the turn.
@@ -221,10 +221,10 @@ var errStopped = errors.New("redlock: renewal stopped")
 func (l *Lock) endTurn() { <-l.turn }
 
 // extend runs an extend round with the lock's value and updates the
-// validity from it; learn is set for Resume's first round, after which
-// sameServer compares the nodes' server IDs (see Client.round). The caller
-// holds the turn.
-func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
+// validity from it. The first round of a Lock that Resume made learns the
+// nodes' server IDs, which sameServer compares next (see unknownServers).
+// The caller holds the turn.
+func (l *Lock) extend(ctx context.Context, req request) error {
 	c := l.client
 	l.mu.Lock()
 	if l.unlocking {
@@ -240,6 +240,7 @@ func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
 	}
 	newUntil := start.Add(ttl - req.drift)
 	resuming := l.acquired.IsZero() // the first round of Resume: nothing older to keep
+	learn := resuming
 	if !resuming && newUntil.Before(l.validUntil) {
 		// The round may shorten the keys on the nodes it reaches, before
 		// it is known whether a quorum confirms: lower the validity first.
@@ -247,7 +248,9 @@ func (l *Lock) extend(ctx context.Context, req request, learn bool) error {
 	}
 	l.mu.Unlock()
 
-	results := c.runScript(ctx, c.cfg.extend, req, []string{l.value, req.ttlArg}, l.lanes, nil, learn, isOne)
+	extend := c.spec(c.cfg.extend, req, isOne, l.value, req.ttlArg)
+	extend.lanes, extend.learn = l.lanes, learn
+	results := c.round(ctx, extend)
 	validity := quorum.Validity(ttl, time.Since(start), req.drift)
 	v := countVotes(results, isOne)
 	granted := quorum.Granted(v.granted, len(c.nodes), validity)
@@ -305,14 +308,21 @@ func (l *Lock) setValidity(until time.Time, ttl time.Duration) {
 // bounded by the per-node timeout, even if ctx is cancelled, so that a
 // caller giving up still releases its lock. Calling it again after a
 // confirmed Unlock returns ErrReleased without contacting any node; after an
-// unconfirmed one it tries the release again.
+// unconfirmed one it tries the release again. After [Client.Close], which
+// releases the lock itself, it returns ErrClosed.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.check("Unlock"); err != nil {
 		return err
 	}
-	if err := checkContext(ctx); err != nil {
+	if err := l.client.enter(ctx); err != nil {
 		return err
 	}
+	defer l.client.calls.Done()
+	return l.release(ctx)
+}
+
+// release runs Unlock's release round, detached from ctx's cancellation.
+func (l *Lock) release(ctx context.Context) error {
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()
@@ -335,7 +345,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if wantReleased := int64(len(req.keys)); wantReleased != 1 {
 		released = func(reply any) bool { return reply == wantReleased }
 	}
-	results := c.runScript(context.WithoutCancel(ctx), c.cfg.release, req, []string{l.value}, l.lanes, nil, false, released)
+	release := c.spec(c.cfg.release, req, released, l.value)
+	release.lanes = l.lanes
+	results := c.round(context.WithoutCancel(ctx), release)
 	v := countVotes(results, released)
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	// The observer hears of a confirmed release of a lock that was still

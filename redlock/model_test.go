@@ -378,7 +378,7 @@ func (s *schedule) run() {
 // settle waits until no request of the schedule's Client runs and every
 // request held back to be applied late has been applied.
 func (s *schedule) settle() {
-	if err := s.client.Wait(context.Background()); err != nil {
+	if err := settleCtx(context.Background(), s.client); err != nil {
 		panic(err) // Background never ends
 	}
 	for _, f := range s.faults {

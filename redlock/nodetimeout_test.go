@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/redlock"
 )
@@ -67,5 +68,68 @@ func TestNodeTimeoutErrorNamesTheTimeout(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "node 1: node timeout 5ms exceeded") {
 		t.Errorf("error %q, want node 1 reported with its timeout, 5ms", msg)
+	}
+}
+
+// deadlineHonorer is a Conn that says whether its client returns by its
+// ctx's deadline (driver.DeadlineHonorer).
+type deadlineHonorer struct {
+	driver.Conn
+	honours bool
+}
+
+func (d deadlineHonorer) HonorsDeadline() bool { return d.honours }
+
+// A single node that stalls holds a call no longer than the node timeout:
+// a client that ignores its ctx runs on a goroutine of the Client's, which
+// the round stops waiting for at the timeout, and one that honours its
+// deadline (as its Conn says) runs on the calling goroutine and returns by
+// then itself.
+func TestStalledSingleNodeEndsAtTheNodeTimeout(t *testing.T) {
+	for _, honours := range []bool{false, true} {
+		c := newCluster(t, 1)
+		g := newGate(c.conns[0], honours)
+		client := newGatedClient(t, []driver.Conn{deadlineHonorer{g, honours}}, redlock.WithNodeTimeout(testNodeTimeout))
+		_, err := client.TryLock(context.Background(), "k", time.Minute)
+		if !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, redlock.ErrNodeTimeout) {
+			t.Errorf("honours %v: TryLock on a stalled node = %v, want ErrNotAcquired with ErrNodeTimeout", honours, err)
+		}
+		if !honours && g.returned.Load() != 0 {
+			t.Errorf("TryLock returned after the call that ignores its ctx did, want it to return at the node timeout")
+		}
+		close(g.open)
+	}
+}
+
+// ctxProbe reports, for each EvalSha, whether the caller's cancellation
+// reached the call: it cancels the caller's ctx, then looks at its own.
+type ctxProbe struct {
+	deadlineHonorer
+	cancel   context.CancelFunc
+	detached chan bool
+}
+
+func (p *ctxProbe) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	p.cancel()
+	select {
+	case p.detached <- ctx.Err() == nil:
+	default:
+	}
+	return p.deadlineHonorer.EvalSha(ctx, sha1, keys, args)
+}
+
+// Only a Conn that honours its deadline runs a single node's calls on the
+// calling goroutine, with the caller's ctx; the others get a context
+// detached from the caller's cancellation.
+func TestSingleNodeRunsInlineOnlyWhenItsConnHonoursItsDeadline(t *testing.T) {
+	for _, honours := range []bool{false, true} {
+		c := newCluster(t, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		p := &ctxProbe{deadlineHonorer{c.conns[0], honours}, cancel, make(chan bool, 1)}
+		client := newGatedClient(t, []driver.Conn{p}, redlock.WithNodeTimeout(testNodeTimeout))
+		_, _ = client.TryLock(ctx, "k", time.Minute)
+		if detached := <-p.detached; detached == honours {
+			t.Errorf("honours %v: the call's ctx detached from the caller's %v, want %v", honours, detached, !honours)
+		}
 	}
 }

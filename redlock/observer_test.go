@@ -153,7 +153,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 
 	// Once the holder lets go, the next retry wins: here it lets go right
 	// after the first attempt. Unlock returns once a majority has
-	// released; the holder's Wait lets the last node's release end too,
+	// released; settling the holder lets the last node's release end too,
 	// which the next attempt, sent to every node, counts.
 	rec = &recorder{}
 	var once sync.Once
@@ -161,7 +161,7 @@ func TestObserverContentionWithRetries(t *testing.T) {
 	release := observe.Observer{AttemptDone: func(context.Context, observe.RoundInfo) {
 		once.Do(func() {
 			if released = held.Unlock(context.Background()); released == nil {
-				released = holder.Wait(context.Background())
+				released = settleCtx(context.Background(), holder)
 			}
 		})
 	}}

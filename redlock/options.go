@@ -69,6 +69,7 @@ type config struct {
 	skipAlways     []bool // nodes that every acquire skips (tests only)
 
 	notifications bool // WithReleaseNotifications; on by default
+	closeReleases bool // WithReleaseOnClose; on by default
 
 	renewAt       float64       // share of the TTL left when renewal starts
 	lossMargin    float64       // share of the TTL left when a lock not renewed counts as lost
@@ -91,6 +92,7 @@ func newConfig(opts []Option) (config, error) {
 		renewAt:       defaultRenewAt,
 		lossMargin:    defaultLossMargin,
 		notifications: true,
+		closeReleases: true,
 		skipUnhealthy: true,
 	}
 	for _, o := range opts {
@@ -151,7 +153,7 @@ func WithDriftFactor(f float64) Option {
 // that are behind the others or failing. Default: true.
 //
 // A round returns once its outcome is decided, and the requests of the
-// nodes that had not answered go on in the background (see Client.Wait). A
+// nodes that had not answered go on in the background (see Client.Close). A
 // node is behind when one of those requests is still running a tenth of
 // the per-node timeout (at least 5 ms) after its round returned; it stays
 // behind until all of them have ended and a probe, one request at a time,

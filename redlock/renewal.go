@@ -128,6 +128,8 @@ func (r *renewal) run(stop <-chan struct{}) {
 			return wakeChanged
 		case <-stop:
 		case <-ctx.Done():
+		case <-l.client.closed:
+			r.cancel(ErrClosed)
 		}
 		return wakeStop
 	}
@@ -215,7 +217,7 @@ func (r *renewal) renew(stop <-chan struct{}) error {
 	l.mu.Lock()
 	req := l.req
 	l.mu.Unlock()
-	return l.extend(context.WithoutCancel(r.ctx), req, false)
+	return l.extend(context.WithoutCancel(r.ctx), req)
 }
 
 // isGone reports whether err is an extend round in which too few nodes

@@ -1,6 +1,9 @@
 package redlock
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -108,4 +111,57 @@ func randomBelow(d time.Duration) time.Duration {
 		return 0
 	}
 	return rand.N(d)
+}
+
+// lock acquires names for ttl, retrying as retry allows; a nil retry is
+// the Client's strategy, read only once c is known to be usable.
+func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, retry RetryStrategy) (l *Lock, err error) {
+	if err := c.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer c.calls.Done()
+	if retry == nil {
+		retry = c.cfg.retry
+	}
+	req, err := c.newRequest(names, ttl)
+	if err != nil {
+		return nil, err
+	}
+	trace := c.cfg.obs.startLock(ctx, req, len(c.nodes))
+	if trace != nil {
+		defer func() { trace.done(l, err) }()
+	}
+	var w *waiter // made at the first wait
+	defer func() { w.leave(l != nil) }()
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
+		}
+		trace.attemptStart(attempt)
+		l, err := c.attempt(ctx, req, trace)
+		if err == nil {
+			return l, nil
+		}
+		var qe *QuorumError
+		if !errors.As(err, &qe) {
+			return nil, err
+		}
+		qe.Attempts = attempt
+		if ctx.Err() != nil {
+			return nil, withContextError(qe, ctx.Err())
+		}
+		delay, ok := retry.NextDelay(attempt)
+		if !ok {
+			return nil, qe
+		}
+		if w == nil {
+			w = &waiter{client: c}
+		}
+		switch err := w.wait(ctx, req, delay); {
+		case errors.Is(err, ErrClosed):
+			return nil, fmt.Errorf("%w: %w", ErrClosed, qe)
+		case err != nil:
+			return nil, withContextError(qe, err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/settle"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -34,7 +35,7 @@ func (c *Cluster) settle() {
 	clients := c.clients
 	c.mu.Unlock()
 	for _, client := range clients {
-		_ = client.Wait(context.Background()) // Background never ends
+		_ = settle.Wait(context.Background(), client) // Background never ends
 	}
 }
 

@@ -54,12 +54,12 @@ func (ns nodeList) close() {
 	}
 }
 
-// closeAfter closes the nodes' clients once no request of client runs: a
-// call returns as soon as a quorum decided it, and the requests to the
-// other nodes (a release, say) must still reach them before the command
-// exits. Each is bounded by the per-node timeout.
+// closeAfter closes client, then the nodes' clients: a call returns as
+// soon as a quorum decided it, and the requests to the other nodes (a
+// release, say) must still reach them before the command exits. Each is
+// bounded by the per-node timeout.
 func closeAfter(client *redlock.Client, ns nodeList) {
-	_ = client.Wait(context.Background()) // Background never ends
+	_ = client.Close(context.Background()) // Background never ends
 	ns.close()
 }
 

@@ -213,6 +213,11 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	if o.maxHold > 0 {
 		opts = append(opts, redlock.WithMaxHold(o.maxHold))
 	}
+	if o.minHold > 0 {
+		// The lock is left to expire: closing the Client must not
+		// release it.
+		opts = append(opts, redlock.WithReleaseOnClose(false))
+	}
 	client, nodes, err := a.client(opts...)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package redsync
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
@@ -61,7 +62,7 @@ func (m *Mutex) round(ctx context.Context, timeout time.Duration, req request) (
 	var t tally
 	if !m.failFast {
 		votes := make([]vote, len(m.nodes))
-		quorum.FanOut(ctx, len(m.nodes), timeout, func(ctx context.Context, i int) {
+		fanOut(ctx, len(m.nodes), timeout, func(ctx context.Context, i int) {
 			yes, err := req(ctx, m.nodes[i])
 			votes[i] = vote{node: i, yes: yes, err: err}
 		})
@@ -110,4 +111,17 @@ func (m *Mutex) round(ctx context.Context, timeout time.Duration, req request) (
 		t.add(v)
 	}
 	return t.result(m.quorum)
+}
+
+// fanOut calls request once for every node index in [0, n), all at once,
+// and returns when every call has returned. Each call gets a context that
+// is done when ctx is done or timeout has passed since fanOut started.
+func fanOut(ctx context.Context, n int, timeout time.Duration, request func(ctx context.Context, node int)) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for node := range n {
+		wg.Go(func() { request(ctx, node) })
+	}
+	wg.Wait()
 }

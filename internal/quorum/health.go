@@ -1,16 +1,9 @@
 package quorum
 
 import (
-	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 )
-
-// ErrNotSent is the reply of a node that a round did not send its request
-// to: the caller skipped the node (Round.Skip), or an earlier request of
-// the same Lanes was not sent to it.
-var ErrNotSent = errors.New("request not sent")
 
 // FailLimit is how many requests of a node in a row must fail, with no
 // success among them, for the node to be failing (see Health.Failing).
@@ -23,9 +16,8 @@ const FailLimit = 3
 // A node is behind when a request of it outlived its round by more than a
 // limit: still running after its round returned without it (a straggler),
 // decided by the other nodes or at its timeout, not cut short by the
-// caller's context. Health records when each such round returned. A busy
-// node's stragglers end a moment after their rounds; a slow or stopped
-// node's run on.
+// caller's context. A busy node's stragglers end a moment after their
+// rounds; a slow or stopped node's run on.
 //
 // A node found behind stays so while its stragglers run, and then until it
 // has answered a probe on time: once none is left, Behind reports false
@@ -51,31 +43,22 @@ type Health struct {
 }
 
 type healthNode struct {
-	// running counts the node's stragglers, and fails its requests that
-	// failed in a row, so that a node with neither is found so without
-	// taking mu.
-	running, fails atomic.Int32
-	// lagging mirrors behind, so that a request of a node that is not
-	// behind ends without taking mu.
-	lagging atomic.Bool
-
 	mu sync.Mutex
 	// queue holds the node's stragglers in the order their rounds
 	// returned; an ended one stays until those before it have ended.
-	queue []*straggler
-	// behind is set by Behind and cleared once the node has caught up:
-	// it has no straggler left and a request ended on time (see Health).
-	behind bool
-	// While behind: ends counts the requests that ended, and lag is how
-	// long after its round returned the last of them did (0 for one that
-	// ended before). catchUp is when the last probe was granted (zero
-	// before the first), when ends was probed.
+	queue   []*straggler
+	running int // stragglers not ended
+	// behind is set by Behind and cleared once the node has caught up.
+	// While it is set, ends counts the requests that ended, and lag is
+	// how long after its round returned the last of them did (0 for one
+	// that ended before); probed is ends when the last probe was granted,
+	// at catchUp (zero before the first).
+	behind       bool
 	ends, probed uint64
 	lag          time.Duration
 	catchUp      time.Time
-	// probe is when a failing node may be sent a request again: one
-	// probe interval after its last failure, or after the last probe.
-	probe time.Time
+	fails        int       // requests failed in a row, up to FailLimit
+	probe        time.Time // when a failing node may be sent a request again
 }
 
 // straggler is a request that outlived its round.
@@ -104,7 +87,7 @@ func (h *Health) add(node int, s *straggler) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.queue = append(n.queue, s)
-	n.running.Add(1)
+	n.running++
 }
 
 // end records that a request of node has returned: s is its straggler
@@ -112,15 +95,8 @@ func (h *Health) add(node int, s *straggler) {
 // answered whether the node answered it in a round that the caller did
 // not cut short, rather than the request not being sent.
 func (h *Health) end(node int, s *straggler, answered bool) {
+	now := h.now()
 	n := &h.nodes[node]
-	answered = answered && n.lagging.Load()
-	if s == nil && !answered {
-		return
-	}
-	var now time.Time
-	if answered {
-		now = h.now()
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if answered && n.behind {
@@ -134,13 +110,10 @@ func (h *Health) end(node int, s *straggler, answered bool) {
 		return
 	}
 	s.ended = true
-	n.running.Add(-1)
-	i := 0
-	for i < len(n.queue) && n.queue[i].ended {
-		n.queue[i] = nil
-		i++
+	n.running--
+	for len(n.queue) > 0 && n.queue[0].ended {
+		n.queue = n.queue[1:]
 	}
-	n.queue = n.queue[i:]
 	if len(n.queue) == 0 {
 		n.queue = nil // let the backing array go
 	}
@@ -160,29 +133,22 @@ func (h *Health) Behind(node int, limit time.Duration) bool {
 	if node >= len(h.nodes) {
 		return false
 	}
-	n := &h.nodes[node]
-	if n.running.Load() == 0 && !n.lagging.Load() {
-		return false
-	}
 	now := h.now()
+	n := &h.nodes[node]
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.behind {
+	switch {
+	case !n.behind:
 		if len(n.queue) == 0 || now.Sub(n.queue[0].since) <= limit {
 			return false
 		}
 		n.behind = true
-		n.lagging.Store(true)
 		n.catchUp, n.ends, n.probed = time.Time{}, 0, 0
 		return true
-	}
-	if len(n.queue) > 0 {
+	case len(n.queue) > 0:
 		return true // its stragglers run on
-	}
-	switch {
 	case n.ends > n.probed && n.lag <= limit:
 		n.behind = false
-		n.lagging.Store(false)
 		return false
 	case n.ends == n.probed && !n.catchUp.IsZero() && now.Sub(n.catchUp) <= 4*limit:
 		return true // the probe is on its way
@@ -197,7 +163,10 @@ func (h *Health) Stragglers(node int) int {
 	if node >= len(h.nodes) {
 		return 0
 	}
-	return int(h.nodes[node].running.Load())
+	n := &h.nodes[node]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.running
 }
 
 // ended records how a request sent to node, with the given timeout,
@@ -205,22 +174,18 @@ func (h *Health) Stragglers(node int) int {
 // makes the node failing, or keeps it so, puts off its next probe by
 // probeInterval(timeout).
 func (h *Health) ended(node int, err error, timeout time.Duration) {
-	n := &h.nodes[node]
-	if err == nil || h.NodeFault != nil && !h.NodeFault(err) {
-		if n.fails.Load() != 0 {
-			n.mu.Lock()
-			n.fails.Store(0)
-			n.mu.Unlock()
-		}
-		return
-	}
+	failed := err != nil && (h.NodeFault == nil || h.NodeFault(err))
 	now := h.now()
+	n := &h.nodes[node]
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fails.Load() < FailLimit {
-		n.fails.Add(1)
+	switch {
+	case !failed:
+		n.fails = 0
+	case n.fails < FailLimit:
+		n.fails++
 	}
-	if n.fails.Load() == FailLimit {
+	if failed && n.fails == FailLimit {
 		n.probe = now.Add(probeInterval(timeout))
 	}
 }
@@ -235,7 +200,13 @@ func probeInterval(timeout time.Duration) time.Duration {
 // Failed reports whether node is failing (see Health), whether or not it
 // is due a probe; unlike Failing, it grants none.
 func (h *Health) Failed(node int) bool {
-	return node < len(h.nodes) && h.nodes[node].fails.Load() >= FailLimit
+	if node >= len(h.nodes) {
+		return false
+	}
+	n := &h.nodes[node]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.fails >= FailLimit
 }
 
 // Failing reports whether node is failing (see Health) and is not due a
@@ -247,17 +218,14 @@ func (h *Health) Failing(node int, timeout time.Duration) bool {
 	if node >= len(h.nodes) {
 		return false
 	}
-	n := &h.nodes[node]
-	if n.fails.Load() < FailLimit {
-		return false
-	}
 	now := h.now()
+	n := &h.nodes[node]
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.fails.Load() < FailLimit {
+	switch {
+	case n.fails < FailLimit:
 		return false
-	}
-	if !now.After(n.probe) {
+	case !now.After(n.probe):
 		return true
 	}
 	n.probe = now.Add(probeInterval(timeout))

@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/callctx"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 func TestDecided(t *testing.T) {
 	for _, tc := range []struct {
@@ -156,10 +160,12 @@ func TestRoundEndsAtTimeoutOrWithCtx(t *testing.T) {
 		return Reply{Value: true}
 	}
 	t.Run("timeout", func(t *testing.T) {
-		r := Round{Nodes: 3, Timeout: time.Millisecond, Call: stuck, Yes: yes}
-		for node, reply := range r.Run(context.Background()) {
-			if !errors.Is(reply.Err, ErrPending) {
-				t.Errorf("node %d: %v, want ErrPending", node, reply)
+		for _, n := range []int{1, 3} {
+			r := Round{Nodes: n, Timeout: time.Millisecond, Call: stuck, Yes: yes}
+			for node, reply := range r.Run(context.Background()) {
+				if !errors.Is(reply.Err, ErrPending) {
+					t.Errorf("%d nodes: node %d: %v, want ErrPending", n, node, reply)
+				}
 			}
 		}
 	})
@@ -175,17 +181,18 @@ func TestRoundEndsAtTimeoutOrWithCtx(t *testing.T) {
 	})
 }
 
-// The calls of a round with several nodes outlive the caller's
-// cancellation: a deferred cancel after the round must not cut short the
-// requests still on their way. A single node's call keeps it.
+// The calls of a round outlive the caller's cancellation: a deferred
+// cancel after the round must not cut short the requests still on their
+// way. The inline call of a single node keeps it.
 func TestRoundCallsAreDetachedFromCancellation(t *testing.T) {
 	for _, tc := range []struct {
 		nodes    int
+		inline   bool
 		detached bool
-	}{{1, false}, {3, true}} {
+	}{{1, true, false}, {1, false, true}, {3, true, true}} {
 		ctx, cancel := context.WithCancel(context.Background())
 		errs := make(chan error, 1)
-		r := Round{Nodes: tc.nodes, Timeout: time.Hour, Yes: yes, Call: func(ctx context.Context, node int) Reply {
+		r := Round{Nodes: tc.nodes, Timeout: time.Hour, Yes: yes, Inline: tc.inline, Call: func(ctx context.Context, node int) Reply {
 			if node == 0 {
 				cancel()
 				select {
@@ -205,47 +212,55 @@ func TestRoundCallsAreDetachedFromCancellation(t *testing.T) {
 		}
 		cancel()
 		if err := <-errs; (err == nil) != tc.detached {
-			t.Errorf("%d nodes: node 0's ctx after the caller's cancel: %v, want detached %v", tc.nodes, err, tc.detached)
+			t.Errorf("%d nodes, inline %v: node 0's ctx after the caller's cancel: %v, want detached %v", tc.nodes, tc.inline, err, tc.detached)
 		}
 	}
 }
 
-// The calls of a round of several nodes run on goroutines that the round
-// stops waiting for at their deadline, and their contexts say so, also
-// for a request that followed an earlier one of its lane: adapter.Run then
-// starts no goroutine of its own. The inline call of a single node holds
-// its caller, and its context must not say so.
-func TestRoundMarksTheCallsItDoesNotWaitFor(t *testing.T) {
+// Only a round of one node that waits for its reply, with no earlier
+// request of its lane still running, runs its call inline: on the calling
+// goroutine, which the Tracker then never counts.
+func TestRoundRunsInlineOnlyWhenAsked(t *testing.T) {
 	for _, tc := range []struct {
-		nodes    int
-		unwaited bool
-	}{{1, false}, {3, true}} {
-		var lanes Lanes
-		var tracker Tracker
-		var mu sync.Mutex
-		var got []bool // per call: its context is an unwaited callctx.Context
-		for range 2 {  // the second round's requests follow the first's
-			r := Round{Nodes: tc.nodes, Timeout: time.Hour, Yes: yes, Lanes: &lanes, Tracker: &tracker,
+		name   string
+		set    func(*Round)
+		inline bool
+	}{
+		{"one node, inline", func(r *Round) {}, true},
+		{"not inline", func(r *Round) { r.Inline = false }, false},
+		{"three nodes", func(r *Round) { r.Nodes = 3 }, false},
+		{"reply not waited for", func(r *Round) { r.Yes, r.Wait = nil, []bool{false} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tracker Tracker
+			counted := make(chan bool, 3)
+			r := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Inline: true, Tracker: &tracker,
 				Call: func(ctx context.Context, node int) Reply {
-					c, ok := callctx.Of(ctx)
-					mu.Lock()
-					got = append(got, ok && c.Unwaited)
-					mu.Unlock()
+					tracker.mu.Lock()
+					counted <- tracker.n > 0
+					tracker.mu.Unlock()
 					return Reply{Value: true}
 				}}
+			tc.set(&r)
 			r.Run(context.Background())
-		}
-		if err := tracker.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 2*tc.nodes {
-			t.Fatalf("%d nodes: %d calls, want %d", tc.nodes, len(got), 2*tc.nodes)
-		}
-		for i, unwaited := range got {
-			if unwaited != tc.unwaited {
-				t.Errorf("%d nodes: call %d marked unwaited %v, want %v", tc.nodes, i, unwaited, tc.unwaited)
+			if err := tracker.Wait(context.Background()); err != nil {
+				t.Fatal(err)
 			}
-		}
+			if got := <-counted; got == tc.inline {
+				t.Errorf("call counted by the Tracker %v, want %v", got, !tc.inline)
+			}
+		})
+	}
+}
+
+// An inline call ends at the Timeout when its client honours ctx, as the
+// caller of Inline promises: a stalled node holds its round no longer.
+func TestInlineRoundEndsAtTimeout(t *testing.T) {
+	s := newStalls(0)
+	defer close(s.release)
+	r := Round{Nodes: 1, Timeout: time.Millisecond, Yes: yes, Inline: true, Call: s.call(1)}
+	if got := r.Run(context.Background()); !errors.Is(got[0].Err, context.DeadlineExceeded) {
+		t.Errorf("stalled inline call: %v, want context.DeadlineExceeded", got[0].Err)
 	}
 }
 

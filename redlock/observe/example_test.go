@@ -50,7 +50,7 @@ func ExampleObserver() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer locker.Wait(context.Background())
+	defer locker.Close(context.Background())
 	if _, err := locker.TryLock(context.Background(), "invoice:42", 10*time.Second); err == nil {
 		log.Fatal("acquired with two of three nodes failing")
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/integration/internal/adapters"
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+	"github.com/locksmith-go/locksmith/internal/settle"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
@@ -68,8 +69,9 @@ var tracked struct {
 }
 
 // Track makes Settle, and the functions here that read the nodes, wait
-// for c's requests until the test ends; the test's cleanup waits for them
-// too, so that none outlives it. NewClient tracks the Clients it makes.
+// for c's requests until the test ends; the test's cleanup closes c, so
+// that nothing of it outlives the test. NewClient tracks the Clients it
+// makes.
 func Track(t testing.TB, c *redlock.Client) {
 	tracked.mu.Lock()
 	if tracked.clients == nil {
@@ -78,7 +80,11 @@ func Track(t testing.TB, c *redlock.Client) {
 	tracked.clients[c] = struct{}{}
 	tracked.mu.Unlock()
 	t.Cleanup(func() {
-		wait(t, c)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("closing a Client: %v", err)
+		}
 		tracked.mu.Lock()
 		delete(tracked.clients, c)
 		tracked.mu.Unlock()
@@ -108,7 +114,7 @@ func wait(t testing.TB, c *redlock.Client) {
 	// a bug into a failure instead of a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := c.Wait(ctx); err != nil {
+	if err := settle.Wait(ctx, c); err != nil {
 		t.Fatalf("waiting for the requests of a Client: %v", err)
 	}
 }

@@ -1,0 +1,85 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/redlock"
+	"github.com/locksmith-go/locksmith/redlock/observe"
+)
+
+// Close releases the locks still held, unless WithReleaseOnClose(false)
+// leaves them to expire; a second Close returns nil.
+func TestCloseReleasesHeldLocks(t *testing.T) {
+	for _, release := range []bool{true, false} {
+		c := newCluster(t, 3)
+		client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithReleaseOnClose(release))
+		l := mustLock(t, client, "k", time.Minute)
+		ctx := context.Background()
+		for range 2 {
+			if err := client.Close(ctx); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		}
+		want := 0
+		if !release {
+			want = 3
+		}
+		if got := c.holders(t, "k", l.Value()); got != want {
+			t.Errorf("release on close %v: %d nodes hold the lock after Close, want %d", release, got, want)
+		}
+		if got := l.ValidUntil().IsZero(); got != release {
+			t.Errorf("release on close %v: ValidUntil zero after Close %v, want %v", release, got, release)
+		}
+	}
+}
+
+// Close ends a renewal with ErrClosed as its context's cause, and a Lock
+// call waiting for a held key with an error matching ErrClosed and
+// ErrNotAcquired; calls after it fail with ErrClosed.
+func TestCloseEndsRenewalsAndWaits(t *testing.T) {
+	c := newCluster(t, 3)
+	holder := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	attempted := make(chan struct{}, 1)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithReleaseNotifications(false),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(time.Hour, 0, 1)),
+		redlock.WithObserver(observe.Observer{AttemptDone: func(context.Context, observe.RoundInfo) {
+			select {
+			case attempted <- struct{}{}:
+			default:
+			}
+		}}))
+	ctx := context.Background()
+	mustLock(t, holder, "busy", time.Minute)
+	l := mustLock(t, client, "k", time.Minute)
+	<-attempted // k's
+	kctx, stop := l.KeepAlive(ctx)
+	defer stop()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := client.Lock(ctx, "busy", time.Minute)
+		waited <- err
+	}()
+	<-attempted // busy's first attempt, refused: the call waits an hour to retry
+	if err := client.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if cause := context.Cause(kctx); !errors.Is(cause, redlock.ErrClosed) {
+		t.Errorf("KeepAlive context's cause after Close = %v, want ErrClosed", cause)
+	}
+	if err := <-waited; !errors.Is(err, redlock.ErrClosed) || !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Errorf("Lock waiting for a held key, after Close = %v, want ErrClosed and ErrNotAcquired", err)
+	}
+	for name, call := range map[string]func() error{
+		"TryLock": func() error { _, err := client.TryLock(ctx, "j", time.Minute); return err },
+		"Extend":  func() error { return l.Extend(ctx, time.Minute) },
+		"Inspect": func() error { _, err := client.Inspect(ctx, "k"); return err },
+		"Resume":  func() error { _, err := client.Resume(ctx, "k", l.Value(), time.Minute); return err },
+	} {
+		if err := call(); !errors.Is(err, redlock.ErrClosed) {
+			t.Errorf("%s after Close = %v, want ErrClosed", name, err)
+		}
+	}
+}
