@@ -10,3 +10,7 @@ func SetAfterLastLeft(h *Hub, hook func(channel string)) { h.afterLastLeft = hoo
 // SetPause makes h call pause, instead of sleeping, for each delay before
 // it opens a new connection.
 func SetPause(h *Hub, pause func(time.Duration)) { h.pause = pause }
+
+// SetBeforeSend makes h call hook in Subscribe after the subscriber joined
+// its channel, before Subscribe sends the SUBSCRIBE it may send.
+func SetBeforeSend(h *Hub, hook func(channel string)) { h.beforeSend = hook }

@@ -130,6 +130,10 @@ type Hub struct {
 	// subscriber of a channel left and the Hub released mu, before it
 	// sends UNSUBSCRIBE.
 	afterLastLeft func(channel string)
+	// beforeSend, when set by a test, runs in Subscribe after the
+	// subscriber joined its channel, before Subscribe takes writeMu to
+	// send SUBSCRIBE.
+	beforeSend func(channel string)
 	// pause, when set by a test, replaces time.Sleep for the delays
 	// before a new connection.
 	pause func(time.Duration)
@@ -186,7 +190,6 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 		h.channels[name] = ch
 	}
 	ch.subscribers[sub] = struct{}{}
-	conn := h.conn
 	if !h.running {
 		h.running = true
 		h.ended = make(chan struct{})
@@ -195,11 +198,21 @@ func (h *Hub) Subscribe(ctx context.Context, name string, deliver func(payload s
 	h.mu.Unlock()
 
 	cancel = sync.OnceFunc(func() { h.remove(name, sub) })
+	if h.beforeSend != nil {
+		h.beforeSend(name)
+	}
 	// Without a connection yet, run subscribes to every channel once it
-	// has one.
-	if fresh && conn != nil {
+	// has one. conn is read under writeMu: run clears h.conn before it
+	// takes writeMu to close a connection, so conn is never a closed one.
+	if fresh {
 		h.writeMu.Lock()
-		err := conn.Subscribe(ctx, name)
+		h.mu.RLock()
+		conn := h.conn
+		h.mu.RUnlock()
+		var err error
+		if conn != nil {
+			err = conn.Subscribe(ctx, name)
+		}
 		h.writeMu.Unlock()
 		if err != nil {
 			cancel()

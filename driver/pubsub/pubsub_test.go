@@ -488,3 +488,87 @@ func TestHubPingsAPinger(t *testing.T) {
 		t.Fatalf("Wait after the last cancel = %v; want nil, a last PING having woken Receive", err)
 	}
 }
+
+// lateWriteRecorder is a Conn whose server confirms every subscription and
+// which records a SUBSCRIBE sent on it after the Hub closed it. Its Receive
+// fails when drop is closed; closed is closed by Close.
+type lateWriteRecorder struct {
+	hub    **pubsub.Hub
+	drop   <-chan struct{}
+	closed chan struct{}
+	late   *atomic.Bool
+}
+
+func (p lateWriteRecorder) Subscribe(_ context.Context, channels ...string) error {
+	select {
+	case <-p.closed:
+		p.late.Store(true)
+		return errors.New("use of closed network connection")
+	default:
+	}
+	for _, ch := range channels {
+		(*p.hub).Confirmed(ch)
+	}
+	return nil
+}
+
+func (p lateWriteRecorder) Unsubscribe(context.Context, ...string) error { return nil }
+
+func (p lateWriteRecorder) Receive(ctx context.Context, _ *pubsub.Hub) error {
+	select {
+	case <-p.drop:
+		return errors.New("connection reset")
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func (p lateWriteRecorder) Close() { close(p.closed) }
+
+// A Subscribe that finds the connection open but comes to send its
+// SUBSCRIBE after the connection failed and the Hub closed it sends
+// nothing on the closed connection (the Hub calls Close last) and does not
+// fail: the Hub's next connection subscribes to its channel.
+func TestHubSubscribeDoesNotWriteToAClosedConnection(t *testing.T) {
+	var hub *pubsub.Hub
+	var dials atomic.Int32
+	var late atomic.Bool
+	drop := make(chan struct{})
+	firstClosed := make(chan struct{})
+	hub = pubsub.NewHub(func(context.Context) (pubsub.Conn, error) {
+		if dials.Add(1) == 1 {
+			return lateWriteRecorder{hub: &hub, drop: drop, closed: firstClosed, late: &late}, nil
+		}
+		return lateWriteRecorder{hub: &hub, closed: make(chan struct{}), late: &late}, nil
+	})
+	keep, err := hub.Subscribe(t.Context(), "a", func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe(a): %v", err)
+	}
+	pubsub.SetBeforeSend(hub, func(channel string) {
+		if channel != "b" {
+			return
+		}
+		close(drop)
+		select {
+		case <-firstClosed:
+		case <-time.After(safetyNet):
+			t.Errorf("the Hub did not close its broken connection within %v", safetyNet)
+		}
+	})
+	ctx, stop := context.WithTimeout(t.Context(), safetyNet)
+	defer stop()
+	cancel, err := hub.Subscribe(ctx, "b", func(string) {})
+	if err != nil {
+		t.Errorf("Subscribe(b) during the reconnection: %v", err)
+	} else {
+		cancel()
+	}
+	if late.Load() {
+		t.Error("the Hub sent SUBSCRIBE on a connection after closing it")
+	}
+	keep()
+	if err := hub.Wait(ctx); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+}
