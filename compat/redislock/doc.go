@@ -80,4 +80,11 @@
 //     the key).
 //   - ObtainMulti refuses a key given twice, and takes again, with the
 //     owner's token, a multi-key lock of which some keys have expired.
+//   - An Obtain that fails after its command may have reached the server
+//     (the reply was lost, or the context ended after the write) deletes
+//     the key if it holds the value it tried to store, as locksmith's
+//     redlock does after a failed attempt; bsm/redislock leaves it held for
+//     its whole TTL under a token the caller never learns, and refuses the
+//     caller's retry. With Options.Token the key is left alone: the caller
+//     knows the token and takes the lock again with it.
 package redislock

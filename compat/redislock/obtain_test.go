@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	goredislib "github.com/redis/go-redis/v9"
 
 	"github.com/locksmith-go/locksmith/compat/redislock"
+	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/internal/faults"
 )
 
@@ -338,5 +340,97 @@ func TestBadInput(t *testing.T) {
 	}
 	if got := s.faults.Calls(); got != 0 {
 		t.Errorf("calls to the server = %d, want 0", got)
+	}
+}
+
+// stallAfterApply is a driver.Conn that forwards the first script call and
+// then holds its reply until the call's context ends: a request that
+// reached the server and applied, whose caller gave up before the answer.
+type stallAfterApply struct {
+	driver.Conn
+	stalled atomic.Bool
+}
+
+func (c *stallAfterApply) stall(ctx context.Context, reply any, err error) (any, error) {
+	if err != nil || !c.stalled.CompareAndSwap(false, true) {
+		return reply, err
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (c *stallAfterApply) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
+	reply, err := c.Conn.Eval(ctx, script, keys, args)
+	return c.stall(ctx, reply, err)
+}
+
+func (c *stallAfterApply) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	reply, err := c.Conn.EvalSha(ctx, sha1, keys, args)
+	return c.stall(ctx, reply, err)
+}
+
+// TestFailedObtainThatAppliedIsReleased: an Obtain whose script set the
+// key on the server but whose reply never came back fails, and must not
+// leave the key behind under a token its caller never learned: the next
+// Obtain of the key succeeds at once.
+func TestFailedObtainThatAppliedIsReleased(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fault   func(*server) *redislock.Client
+		ctx     func() (context.Context, context.CancelFunc)
+		wantErr error
+	}{
+		{"reply lost", func(s *server) *redislock.Client {
+			var first atomic.Bool
+			s.faults.Choose(func(method string) faults.Fault {
+				if method != "ScriptLoad" && first.CompareAndSwap(false, true) {
+					return faults.Fault{Mode: faults.LoseReply}
+				}
+				return faults.Fault{}
+			})
+			return s.client
+		}, func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, faults.ErrInjected},
+		{"deadline after the write", func(s *server) *redislock.Client {
+			return redislock.NewFromConn(&stallAfterApply{Conn: s.faults})
+		}, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newServer(t)
+			client := tc.fault(s)
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			l, err := client.Obtain(ctx, "k", time.Minute, nil)
+			if !errors.Is(err, tc.wantErr) || l != nil {
+				t.Fatalf("Obtain() = %v, %v; want nil, %v", l, err, tc.wantErr)
+			}
+			if got := s.value("k"); got != "" {
+				t.Errorf("after the failed Obtain the key holds %q for %v, want it released", got, s.TTL("k"))
+			}
+			if _, err := s.client.Obtain(context.Background(), "k", time.Minute, nil); err != nil {
+				t.Errorf("Obtain() after the failed one = %v, want the key free", err)
+			}
+		})
+	}
+}
+
+// TestFailedObtainWithTokenKeepsTheKey: with Options.Token the caller
+// knows the value, and the key may be its own lock from an earlier Obtain,
+// so a failed Obtain leaves it; the caller takes it again with the token.
+func TestFailedObtainWithTokenKeepsTheKey(t *testing.T) {
+	s := newServer(t)
+	opt := &redislock.Options{Token: "my-token"}
+	mustObtain(t, s.client, "k", time.Minute, opt)
+	s.faults.Set(faults.LoseReply)
+	if _, err := s.client.Obtain(context.Background(), "k", time.Minute, opt); !errors.Is(err, faults.ErrInjected) {
+		t.Fatalf("Obtain() = %v, want %v", err, faults.ErrInjected)
+	}
+	s.faults.Set(faults.Pass)
+	if got := s.value("k"); got != "my-token" {
+		t.Errorf("value after the failed Obtain = %q, want %q", got, "my-token")
+	}
+	if _, err := s.client.Obtain(context.Background(), "k", time.Minute, opt); err != nil {
+		t.Errorf("Obtain() with the token again = %v", err)
 	}
 }

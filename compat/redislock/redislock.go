@@ -90,6 +90,15 @@ func ObtainMulti(ctx context.Context, client RedisClient, keys []string, ttl tim
 // lock is taken again: its value and TTL are replaced. An error of the
 // server or the connection ends the tries and is returned as it is, or as
 // ctx.Err() itself when it came from the end of ctx.
+//
+// A try that failed may still have set the key on the server (its reply was
+// lost, or ctx ended after the command was written). Unless opt.Token was
+// given, Obtain then deletes the key if it holds the value it tried to
+// store, before returning the error, so the key is not left held under a
+// token nobody knows; this release is not cancelled with ctx and waits at
+// most a second (less for a shorter ttl). With opt.Token the key is left
+// as it is: it may be the caller's lock from an earlier Obtain, and the
+// caller can take it again with the token.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
 	return c.ObtainMulti(ctx, []string{key}, ttl, opt)
 }
@@ -111,7 +120,8 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 		return nil, err
 	}
 	token := opt.getToken()
-	if token == "" {
+	drawn := token == ""
+	if drawn {
 		if token, err = randomToken(); err != nil {
 			return nil, fmt.Errorf("redislock: making a token: %w", err)
 		}
@@ -120,13 +130,16 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 	keys = append([]string(nil), keys...)
 	args := []string{value, strconv.Itoa(len(token)), ttlArg}
 
+	mayHaveApplied := false
 	err = withRetry(ctx, ttl, opt.getRetryStrategy(), func(ctx context.Context) (bool, error) {
 		reply, err := c.node.Run(ctx, obtainScript, keys, args)
 		switch {
 		case err != nil && ended(ctx):
+			mayHaveApplied = true
 			return true, ctxErr(ctx)
 		case err != nil:
 			// A broken server or connection rarely heals within a TTL.
+			mayHaveApplied = true
 			return true, err
 		case reply == int64(1):
 			return true, nil
@@ -136,11 +149,34 @@ func (c *Client) ObtainMulti(ctx context.Context, keys []string, ttl time.Durati
 		return true, unexpected(reply)
 	})
 	if err != nil {
+		if mayHaveApplied && drawn {
+			c.releaseFailed(ctx, keys, value, ttl)
+		}
 		return nil, err
 	}
 	l := &Lock{Client: c, keys: keys, value: value, tokenLen: len(token)}
 	l.ttl.Store(int64(ttl))
 	return l, nil
+}
+
+// failedReleaseTimeout bounds the release sent after a failed Obtain (see
+// releaseFailed): long enough for a round trip to a loaded server, short
+// enough that a caller whose context ended is not kept waiting long.
+const failedReleaseTimeout = time.Second
+
+// releaseFailed deletes the keys that hold value after an Obtain whose
+// script may have run on the server although no reply said so (the reply
+// was lost, or ctx ended after the command was written): otherwise the key
+// would stay for its whole TTL under a token the caller never learned, and
+// refuse the caller's own retry. Like Release, it is not cancelled with
+// ctx; it is bounded by ttl or failedReleaseTimeout, whichever is shorter,
+// so that a server that stopped answering does not hold Obtain for a whole
+// TTL. Its own failure leaves the key to expire, and Obtain reports the
+// error that ended it either way.
+func (c *Client) releaseFailed(ctx context.Context, keys []string, value string, ttl time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(ttl, failedReleaseTimeout))
+	defer cancel()
+	_, _ = c.node.Run(ctx, releaseScript, keys, []string{value})
 }
 
 // withRetry calls attempt until it reports done, the retry strategy stops,
