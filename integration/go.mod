@@ -4,7 +4,6 @@ go 1.26.0
 
 replace (
 	github.com/locksmith-go/locksmith => ../
-	github.com/locksmith-go/locksmith/compat => ../compat
 	github.com/locksmith-go/locksmith/compat/redislock => ../compat/redislock
 	github.com/locksmith-go/locksmith/compat/redsync/redis/goredis => ../compat/redsync/redis/goredis
 	github.com/locksmith-go/locksmith/compat/redsync/redis/redigo => ../compat/redsync/redis/redigo
@@ -90,7 +89,6 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/locksmith-go/locksmith v0.1.0
-	github.com/locksmith-go/locksmith/compat v0.1.0
 	github.com/locksmith-go/locksmith/compat/redislock v0.1.0
 	github.com/locksmith-go/locksmith/compat/redsync/redis/goredis v0.1.0
 	github.com/locksmith-go/locksmith/compat/redsync/redis/redigo v0.1.0

@@ -98,7 +98,6 @@ consumer all consumer-all \
 	"$root_path/driver/goredis" \
 	"$root_path/driver/redigo" \
 	"$root_path/driver/rueidis" \
-	"$root_path/compat" \
 	"$root_path/compat/redislock" \
 	"$root_path/compat/redsync/redis/goredis" \
 	"$root_path/compat/redsync/redis/redigo" \
