@@ -118,7 +118,7 @@ func BenchmarkContendedLockUnderFlappingFaults(b *testing.B) {
 				Tick:      flap(c),
 			}
 			b.ResetTimer()
-			grants, err := run.Collect(fencecheck.Locker(client, time.Second))
+			grants, err := run.Collect(fencedLocker(client, time.Second))
 			b.StopTimer()
 			settle(b, client)
 			if err != nil {

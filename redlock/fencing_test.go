@@ -133,7 +133,7 @@ func TestFencingTokensAreMonotonicUnderMinorityFaults(t *testing.T) {
 		Abandon:   0.03,
 		Tick:      flap(c),
 	}
-	grants, err := run.Collect(fencecheck.Locker(client, time.Second))
+	grants, err := run.Collect(fencedLocker(client, time.Second))
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
@@ -271,4 +271,12 @@ func TestFencingErrorsAreQuorumErrors(t *testing.T) {
 			t.Errorf("node %d: lock key left after a failed phase 2", i)
 		}
 	}
+}
+
+// fencedLocker takes fenced locks of the given TTL from client, for
+// fencecheck.Run.Collect.
+func fencedLocker(client *redlock.Client, ttl time.Duration) (fencecheck.Acquirer, func(error) bool) {
+	return fencecheck.Locker(func(ctx context.Context, resource string) (*redlock.Lock, error) {
+		return client.Lock(ctx, resource, ttl)
+	}, redlock.ErrInvalidArgument)
 }

@@ -67,7 +67,9 @@ func TestTokensUnderMinorityFaults(t *testing.T) {
 		},
 	}
 	start := time.Now()
-	grants, err := run.Collect(fencecheck.Locker(client, 300*time.Millisecond))
+	grants, err := run.Collect(fencecheck.Locker(func(ctx context.Context, resource string) (*redlock.Lock, error) {
+		return client.Lock(ctx, resource, 300*time.Millisecond)
+	}, redlock.ErrInvalidArgument))
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}

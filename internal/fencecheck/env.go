@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // SeedFromEnv returns the seed in LOCKSMITH_FENCING_SEED, so that a failed
@@ -39,19 +37,26 @@ func GrantsFromEnv(def int) (int, error) {
 	return n, nil
 }
 
-// Locker returns an Acquirer that takes fenced locks of the given TTL from
-// client, and the function Collect needs to stop on errors no retry can
-// cure (bad arguments).
-func Locker(client *redlock.Client, ttl time.Duration) (Acquirer, func(error) bool) {
+// Lease is a fenced lock as its holder sees it: *redlock.Lock is one.
+// fencecheck takes it as an interface so that it does not import the
+// package whose tests use it.
+type Lease interface {
+	Token() uint64
+	Unlock(ctx context.Context) error
+}
+
+// Locker returns an Acquirer that takes fenced locks with lock, and the
+// function Collect needs to stop on errors no retry can cure: those that
+// match fatal with errors.Is (for redlock, ErrInvalidArgument).
+func Locker[L Lease](lock func(ctx context.Context, resource string) (L, error), fatal error) (Acquirer, func(error) bool) {
 	acquire := func(ctx context.Context, resource string) (uint64, func(), error) {
-		l, err := client.Lock(ctx, resource, ttl)
+		l, err := lock(ctx, resource)
 		if err != nil {
 			return 0, nil, err
 		}
 		return l.Token(), func() { l.Unlock(ctx) }, nil
 	}
-	fatal := func(err error) bool { return errors.Is(err, redlock.ErrInvalidArgument) }
-	return acquire, fatal
+	return acquire, func(err error) bool { return errors.Is(err, fatal) }
 }
 
 // Report checks the grants of every resource and returns their number and
