@@ -21,7 +21,13 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/locksmith-go/locksmith/internal/redisserver"
 )
+
+// portAttempts bounds the retries when a free port picked by the kernel was
+// taken by someone else before Docker bound it.
+const portAttempts = 3
 
 // Labels put on every container, so the leak check in Main finds exactly the
 // containers of this test binary.
@@ -96,9 +102,9 @@ func (p containerProvider) Start(t testing.TB, n int, cfg Config) []*Node {
 			Container, p.image, err)
 	}
 	containersUsed.Store(true)
-	var ca *testCA
+	var ca *redisserver.CA
 	if cfg.TLS {
-		if ca, err = newTestCA(); err != nil {
+		if ca, err = redisserver.NewCA(); err != nil {
 			t.Fatalf("redisnode: test CA: %v", err)
 		}
 	}
@@ -108,7 +114,7 @@ func (p containerProvider) Start(t testing.TB, n int, cfg Config) []*Node {
 	})
 }
 
-func startContainer(ctx context.Context, testName string, logger tclog.Logger, image string, cfg Config, ca *testCA) (server, error) {
+func startContainer(ctx context.Context, testName string, logger tclog.Logger, image string, cfg Config, ca *redisserver.CA) (server, error) {
 	lines := [][]string{
 		{"port", redisPort},
 		{"protected-mode", "no"}, // reached from the host, through Docker's NAT
@@ -128,19 +134,19 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 		// This first certificate covers loopback only: the container's IP
 		// is known once it runs, when afterStart installs one that covers
 		// it too.
-		cert, err := ca.issue()
+		cert, err := ca.Issue()
 		if err != nil {
 			return nil, err
 		}
 		files = append(files,
-			containerFile(containerTLS+"/ca.crt", ca.certPEM),
-			containerFile(containerTLS+"/server.crt", cert.certPEM),
-			containerFile(containerTLS+"/server.key", cert.keyPEM),
+			containerFile(containerTLS+"/ca.crt", ca.CertPEM()),
+			containerFile(containerTLS+"/server.crt", cert.CertPEM),
+			containerFile(containerTLS+"/server.key", cert.KeyPEM),
 		)
 	}
 	lines = append(lines, cfg.directives()...)
 	lines = append(lines, cfg.Directives...)
-	files = append(files, containerFile(containerConf, []byte(renderConf(lines))))
+	files = append(files, containerFile(containerConf, []byte(redisserver.Render(lines))))
 
 	var lastErr error
 	for range portAttempts {
@@ -148,7 +154,7 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 		if ca != nil {
 			n++ // the TLS port
 		}
-		ports, err := freePorts(n)
+		ports, err := redisserver.FreePorts(n)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +179,7 @@ func startContainer(ctx context.Context, testName string, logger tclog.Logger, i
 			testcontainers.WithFiles(files...),
 		)
 		if c == nil {
-			releasePorts(ports...)
+			redisserver.ReleasePorts(ports...)
 			return nil, fmt.Errorf("creating a container of %s: %w", image, err)
 		}
 		d.c = c
@@ -220,9 +226,9 @@ func containerFile(path string, data []byte) testcontainers.ContainerFile {
 type dockerNode struct {
 	c                     *testcontainers.DockerContainer
 	hostPort, hostTLSPort int
-	ports                 []int // reserved by freePorts until destroy
+	ports                 []int // reserved by redisserver.FreePorts until destroy
 	cluster               bool
-	ca                    *testCA
+	ca                    *redisserver.CA
 	password              string
 
 	mu      sync.Mutex
@@ -331,7 +337,7 @@ func (d *dockerNode) afterStart(ctx context.Context, n *Node) error {
 		return nil
 	}
 	ip := net.ParseIP(d.containerIP())
-	cert, err := d.ca.issue(ip)
+	cert, err := d.ca.Issue(ip)
 	if err != nil {
 		return err
 	}
@@ -341,10 +347,10 @@ func (d *dockerNode) afterStart(ctx context.Context, n *Node) error {
 	d.mu.Unlock()
 	certPath := fmt.Sprintf("%s/server-%d.crt", containerTLS, gen)
 	keyPath := fmt.Sprintf("%s/server-%d.key", containerTLS, gen)
-	if err := d.c.CopyToContainer(ctx, cert.certPEM, certPath, 0o600); err != nil {
+	if err := d.c.CopyToContainer(ctx, cert.CertPEM, certPath, 0o600); err != nil {
 		return err
 	}
-	if err := d.c.CopyToContainer(ctx, cert.keyPEM, keyPath, 0o600); err != nil {
+	if err := d.c.CopyToContainer(ctx, cert.KeyPEM, keyPath, 0o600); err != nil {
 		return err
 	}
 	if _, err := n.DoContext(ctx, "CONFIG", "SET", "tls-cert-file", certPath, "tls-key-file", keyPath); err != nil {
@@ -371,7 +377,7 @@ func (d *dockerNode) destroy(ctx context.Context) error {
 	// there is nothing to shut down gracefully at this point.
 	err := testcontainers.TerminateContainer(d.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(0))
 	if err == nil {
-		releasePorts(d.ports...) // Docker has let go of them
+		redisserver.ReleasePorts(d.ports...) // Docker has let go of them
 	}
 	return err
 }
@@ -457,6 +463,6 @@ func removeLeakedContainers() {
 }
 
 func removeLeaks() {
-	removeLeakedProcesses()
+	redisserver.KillLeaked()
 	removeLeakedContainers()
 }

@@ -7,31 +7,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/redisserver"
 )
-
-func TestRenderConfQuotesArguments(t *testing.T) {
-	got := renderConf([][]string{
-		{"save", ""},
-		{"requirepass", `a "b" c\d`},
-		{"user", "alice", "on", ">p w", "~*"},
-		{"x", "tab\there"},
-	})
-	want := `save ""
-requirepass "a \"b\" c\\d"
-user "alice" "on" ">p w" "~*"
-x "tab\x09here"
-`
-	if got != want {
-		t.Errorf("renderConf =\n%s\nwant\n%s", got, want)
-	}
-}
 
 func TestConfigValidateRejects(t *testing.T) {
 	for _, cfg := range []Config{
@@ -126,9 +109,9 @@ func leakOneServer(t *testing.T) {
 	)
 	switch p := Default(t).(type) {
 	case processProvider:
-		var bin string
-		if bin, err = exec.LookPath("redis-server"); err == nil {
-			srv, err = startProcess(ctx, bin, t.TempDir(), Config{}, nil)
+		var s *redisserver.Server
+		if s, err = redisserver.Start(ctx, redisserver.Config{Dir: t.TempDir()}); err == nil {
+			srv = process{s}
 		}
 	case containerProvider:
 		containersUsed.Store(true)
@@ -140,42 +123,6 @@ func leakOneServer(t *testing.T) {
 		t.Fatalf("starting the server to leak: %v", err)
 	}
 	t.Logf("leaving %s behind", srv.addr())
-}
-
-// A redis-server that cannot bind its port exits, but until it does a PING
-// to the port is answered by whoever holds it. Start-up must wait for the
-// server's own word that it listens, not for any answer.
-func TestProcessOnATakenPortIsNotReady(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server must be on PATH: %v", err)
-	}
-	stranger := pongServer(t)
-	dir := t.TempDir()
-	p := &process{bin: bin, dir: dir, conf: dir + "/redis.conf", logPath: dir + "/redis.log",
-		port: stranger.Addr().(*net.TCPAddr).Port}
-	if err := os.WriteFile(p.conf, []byte(p.render(Config{}, false)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.destroy(context.Background()); err != nil {
-			t.Error(err)
-		}
-	})
-	if err := waitReady(ctx, p.addr(), ""); err != nil {
-		t.Fatalf("the stranger on %s should answer PING: %v", p.addr(), err)
-	}
-	if err := p.awaitListening(ctx); err == nil {
-		t.Fatalf("awaitListening = nil for a server whose port %s is taken; log:\n%s", p.addr(), p.logTail(ctx))
-	}
-	if tail := p.logTail(ctx); !strings.Contains(tail, "Address already in use") {
-		t.Errorf("the log does not show the failed bind:\n%s", tail)
-	}
 }
 
 // Restart fails, instead of handing out a stranger's address, when another
@@ -207,35 +154,8 @@ func TestWaitReadyRejectsProtectedMode(t *testing.T) {
 	}
 }
 
-func TestFreePortsReservesUntilReleased(t *testing.T) {
-	first, err := freePorts(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := freePorts(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer releasePorts(second...)
-	for _, port := range second {
-		if slices.Contains(first, port) {
-			t.Errorf("port %d handed out twice while reserved", port)
-		}
-	}
-	releasePorts(first...)
-	reserved.Lock()
-	defer reserved.Unlock()
-	for _, port := range first {
-		if reserved.m[port] {
-			t.Errorf("port %d still reserved after release", port)
-		}
-	}
-}
-
-// pongServer listens on a free loopback port and answers every read with
-// +PONG, the way any Redis would answer a PING.
-func pongServer(t *testing.T) net.Listener { return replyServer(t, "127.0.0.1:0", "+PONG\r\n") }
-
+// pongServerAt listens on addr and answers every read with +PONG, the way
+// any Redis would answer a PING.
 func pongServerAt(t *testing.T, addr string) net.Listener {
 	return replyServer(t, addr, "+PONG\r\n")
 }

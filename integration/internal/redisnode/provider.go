@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/internal/redisserver"
 )
 
 // Backend names a way of running Redis servers.
@@ -109,7 +111,7 @@ type launch func(ctx context.Context, i int) (server, error)
 
 // startAll launches n servers in parallel, registers their destruction with
 // t.Cleanup, waits until each answers and fails the test on any error.
-func startAll(t testing.TB, backend Backend, n int, cfg Config, ca *testCA, start launch) []*Node {
+func startAll(t testing.TB, backend Backend, n int, cfg Config, ca *redisserver.CA, start launch) []*Node {
 	t.Helper()
 	nodes := make([]*Node, n)
 	errs := make([]error, n)
@@ -117,7 +119,7 @@ func startAll(t testing.TB, backend Backend, n int, cfg Config, ca *testCA, star
 	for i := range n {
 		node := &Node{backend: backend, cfg: cfg, state: running}
 		if ca != nil {
-			node.tlsConf = ca.clientConfig()
+			node.tlsConf = ca.ClientConfig()
 		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), opTimeout+readyTimeout)
@@ -198,7 +200,7 @@ func Main(m *testing.M, opts ...goleak.Option) int {
 	}
 	mainRan.Store(true)
 	code := m.Run()
-	leaks := leakedProcesses()
+	leaks := redisserver.Leaked()
 	containerLeaks, err := leakedContainers()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "redisnode: leak check: listing containers: %v\n", err)

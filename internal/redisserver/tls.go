@@ -1,4 +1,6 @@
-package redisnode
+//go:build unix
+
+package redisserver
 
 import (
 	"crypto/ecdsa"
@@ -14,20 +16,22 @@ import (
 	"time"
 )
 
-// testCA is a certificate authority made for one Start call. Its key never
-// leaves the test process.
-type testCA struct {
+// CA is a certificate authority made for the servers of one test. Its key
+// never leaves the process.
+type CA struct {
 	cert    *x509.Certificate
 	key     *ecdsa.PrivateKey
 	certPEM []byte
 }
 
-// serverCert is a PEM-encoded server certificate and its key.
-type serverCert struct {
-	certPEM, keyPEM []byte
+// Cert is a PEM-encoded server certificate and its key.
+type Cert struct {
+	CertPEM, KeyPEM []byte
 }
 
-func newTestCA() (*testCA, error) {
+// NewCA makes a CA valid from an hour ago (a container's clock may lag) for
+// a day.
+func NewCA() (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -39,7 +43,7 @@ func newTestCA() (*testCA, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "locksmith integration test CA"},
+		Subject:               pkix.Name{CommonName: "locksmith test CA"},
 		NotBefore:             now.Add(-time.Hour), // tolerate a skewed container clock
 		NotAfter:              now.Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -55,28 +59,28 @@ func newTestCA() (*testCA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &testCA{
+	return &CA{
 		cert:    cert,
 		key:     key,
 		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 	}, nil
 }
 
-// issue makes a server certificate (ECDSA P-256) valid for localhost, the
+// Issue makes a server certificate (ECDSA P-256) valid for localhost, the
 // loopback addresses and extraIPs.
-func (ca *testCA) issue(extraIPs ...net.IP) (serverCert, error) {
+func (ca *CA) Issue(extraIPs ...net.IP) (Cert, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return serverCert{}, err
+		return Cert{}, err
 	}
 	serial, err := randomSerial()
 	if err != nil {
-		return serverCert{}, err
+		return Cert{}, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "locksmith integration test redis"},
+		Subject:      pkix.Name{CommonName: "locksmith test redis"},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -86,20 +90,23 @@ func (ca *testCA) issue(extraIPs ...net.IP) (serverCert, error) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		return serverCert{}, err
+		return Cert{}, err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return serverCert{}, err
+		return Cert{}, err
 	}
-	return serverCert{
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	return Cert{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 	}, nil
 }
 
-// clientConfig is what a client needs to verify the nodes' certificates.
-func (ca *testCA) clientConfig() *tls.Config {
+// CertPEM returns the CA's certificate, PEM-encoded.
+func (ca *CA) CertPEM() []byte { return ca.certPEM }
+
+// ClientConfig is what a client needs to verify the servers' certificates.
+func (ca *CA) ClientConfig() *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
@@ -108,7 +115,7 @@ func (ca *testCA) clientConfig() *tls.Config {
 func randomSerial() (*big.Int, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return nil, fmt.Errorf("redisnode: certificate serial: %w", err)
+		return nil, fmt.Errorf("redisserver: certificate serial: %w", err)
 	}
 	return serial, nil
 }
