@@ -3,9 +3,9 @@
 // all, in one run against the same redis-server processes.
 //
 // Everything lives in the package's tests: TestMain starts five throwaway
-// redis-server processes on loopback ports (internal/redisproc) and stops
-// them when the run ends; the N = 1 and N = 3 benchmarks use the first one or
-// three of them. Run it all with make bench-compare, which keeps the raw
+// redis-server processes on loopback ports (the root module's
+// internal/redisserver) and stops them when the run ends; the N = 1 and
+// N = 3 benchmarks use the first one or three of them. Run it all with make bench-compare, which keeps the raw
 // output in results/ and prints benchstat and ratio tables (cmd/ratios).
 //
 // # Contenders

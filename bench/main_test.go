@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
-	"github.com/locksmith-go/locksmith/bench/internal/redisproc"
+	"github.com/locksmith-go/locksmith/internal/redisserver"
 )
 
 // maxNodes is how many servers TestMain starts; a benchmark on N nodes uses
@@ -17,7 +19,7 @@ const maxNodes = 5
 
 // servers are the servers TestMain started, and addrs their addresses.
 var (
-	servers []*redisproc.Server
+	servers []*redisserver.Server
 	addrs   []string
 )
 
@@ -26,21 +28,40 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	var err error
-	servers, err = redisproc.Start(context.Background(), maxNodes)
+	dir, err := os.MkdirTemp("", "locksmith-bench-redis-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
 	stop := func() {
-		if err := redisproc.StopAll(servers); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
+		for _, s := range servers {
+			if err := s.Destroy(context.Background()); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
 		}
+		os.RemoveAll(dir)
 	}
 	defer stop()
+	for i := range maxNodes {
+		// Each server persists nothing.
+		sdir := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.Mkdir(sdir, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		s, err := redisserver.Start(context.Background(), redisserver.Config{
+			Dir:        sdir,
+			Directives: [][]string{{"save", ""}, {"appendonly", "no"}},
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		servers = append(servers, s)
+	}
 
 	// An interrupted run stops its servers too. (A crash leaves that to
-	// the kernel: see redisproc.)
+	// the kernel: see internal/redisserver.)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
