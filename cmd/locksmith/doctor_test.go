@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/locksmith-go/locksmith/cmd/locksmith/internal/redistest"
 )
 
 // doctor runs locksmith doctor --json on urls with a short clock sample.
@@ -34,7 +32,7 @@ func find(t *testing.T, report doctorReport, node, check string) finding {
 	return finding{}
 }
 
-func urlsOf(servers ...*redistest.Server) []string {
+func urlsOf(servers ...*testServer) []string {
 	var urls []string
 	for _, s := range servers {
 		urls = append(urls, s.URL())
@@ -78,8 +76,8 @@ func TestDoctorFlags(t *testing.T) {
 		{"appendfsync everysec", []string{"appendfsync everysec"}, "persistence", statusWarning, "appendfsync everysec", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			odd := redistest.Start(t, tc.directives...)
-			report, code := doctor(t, nil, urlsOf(redistest.Start(t), redistest.Start(t), odd), tc.extra...)
+			odd := startServer(t, tc.directives...)
+			report, code := doctor(t, nil, urlsOf(startServer(t), startServer(t), odd), tc.extra...)
 			f := find(t, report, odd.Addr(), tc.check)
 			if f.Status != tc.status || !strings.Contains(f.Detail, tc.detail) {
 				t.Errorf("%s: %+v; want %s mentioning %q", tc.check, f, tc.status, tc.detail)
@@ -91,8 +89,8 @@ func TestDoctorFlags(t *testing.T) {
 	}
 
 	t.Run("replica", func(t *testing.T) {
-		master := redistest.Start(t)
-		replica := redistest.Start(t, "replicaof 127.0.0.1 "+itoa(master.Port))
+		master := startServer(t)
+		replica := startServer(t, "replicaof 127.0.0.1 "+itoa(master.Port()))
 		// The master counts the replica once it has connected.
 		deadline := time.Now().Add(testTimeout)
 		mc := rdb(t, master)
@@ -106,7 +104,7 @@ func TestDoctorFlags(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		report, code := doctor(t, nil, urlsOf(master, replica, redistest.Start(t)))
+		report, code := doctor(t, nil, urlsOf(master, replica, startServer(t)))
 		if f := find(t, report, master.Addr(), "role"); f.Status != statusWarning || !strings.Contains(f.Detail, "1 replica(s)") {
 			t.Errorf("master role: %+v; want a warning about its replica", f)
 		}
@@ -120,8 +118,8 @@ func TestDoctorFlags(t *testing.T) {
 
 	t.Run("ACL user without EVALSHA", func(t *testing.T) {
 		acl := "user locker on >locker-pw ~* &* resetchannels &* -@all +eval +script|load +get +set +pexpire +del +exists +publish +subscribe +unsubscribe"
-		odd := redistest.Start(t, acl)
-		urls := append(urlsOf(redistest.Start(t), redistest.Start(t)), "redis://locker@"+odd.Addr())
+		odd := startServer(t, acl)
+		urls := append(urlsOf(startServer(t), startServer(t)), "redis://locker@"+odd.Addr())
 		report, code := doctor(t, []string{"LOCKSMITH_PASSWORD=locker-pw"}, urls)
 		if f := find(t, report, odd.Addr(), "permissions"); f.Status != statusError || !strings.Contains(f.Detail, "EVALSHA: NOPERM") {
 			t.Errorf("permissions: %+v; want an error on EVALSHA", f)
@@ -139,8 +137,8 @@ func TestDoctorFlags(t *testing.T) {
 	})
 
 	t.Run("two URLs, one server", func(t *testing.T) {
-		s := redistest.Start(t)
-		report, code := doctor(t, nil, []string{s.URL() + "/0", s.URL() + "/1", redistest.Start(t).URL()})
+		s := startServer(t)
+		report, code := doctor(t, nil, []string{s.URL() + "/0", s.URL() + "/1", startServer(t).URL()})
 		var dup *finding
 		for _, f := range report.Checks {
 			if f.Check == "nodes" && f.Status == statusError {
@@ -156,7 +154,7 @@ func TestDoctorFlags(t *testing.T) {
 	})
 
 	t.Run("even count", func(t *testing.T) {
-		report, code := doctor(t, nil, urlsOf(redistest.Start(t), redistest.Start(t)))
+		report, code := doctor(t, nil, urlsOf(startServer(t), startServer(t)))
 		if f := find(t, report, "(all)", "nodes"); f.Status != statusWarning {
 			t.Errorf("2 nodes: %+v; want a warning", f)
 		}
@@ -166,7 +164,7 @@ func TestDoctorFlags(t *testing.T) {
 	})
 
 	t.Run("unreachable", func(t *testing.T) {
-		report, code := doctor(t, nil, append(urlsOf(redistest.Start(t), redistest.Start(t)), "redis://127.0.0.1:1"))
+		report, code := doctor(t, nil, append(urlsOf(startServer(t), startServer(t)), "redis://127.0.0.1:1"))
 		if f := find(t, report, "127.0.0.1:1", "reachable"); f.Status != statusError {
 			t.Errorf("reachable: %+v; want an error", f)
 		}

@@ -16,8 +16,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
-
-	"github.com/locksmith-go/locksmith/cmd/locksmith/internal/redistest"
 )
 
 // binary is the locksmith command built by TestMain.
@@ -139,12 +137,12 @@ func locksmith(t *testing.T, env []string, args ...string) result {
 }
 
 // nodes starts n healthy servers and returns them with their --nodes flag.
-func nodes(t *testing.T, n int) ([]*redistest.Server, string) {
+func nodes(t *testing.T, n int) ([]*testServer, string) {
 	t.Helper()
-	var servers []*redistest.Server
+	var servers []*testServer
 	var urls []string
 	for range n {
-		s := redistest.Start(t)
+		s := startServer(t)
 		servers = append(servers, s)
 		urls = append(urls, s.URL())
 	}
@@ -152,7 +150,7 @@ func nodes(t *testing.T, n int) ([]*redistest.Server, string) {
 }
 
 // rdb returns a client of s, closed when t ends.
-func rdb(t *testing.T, s *redistest.Server) *redis.Client {
+func rdb(t *testing.T, s *testServer) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	t.Cleanup(func() { c.Close() })
@@ -160,7 +158,7 @@ func rdb(t *testing.T, s *redistest.Server) *redis.Client {
 }
 
 // holders returns how many servers have key.
-func holders(t *testing.T, servers []*redistest.Server, key string) int {
+func holders(t *testing.T, servers []*testServer, key string) int {
 	t.Helper()
 	n := 0
 	for _, s := range servers {

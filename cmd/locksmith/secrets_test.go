@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/locksmith-go/locksmith/cmd/locksmith/internal/redistest"
 )
 
 // TestPasswordsNeverShown runs every command with passwords, right and
@@ -14,7 +12,7 @@ import (
 // to parse, and looks for the passwords in all output.
 func TestPasswordsNeverShown(t *testing.T) {
 	const right = "Right-Pa55word"
-	s := redistest.Start(t, "requirepass "+right)
+	s := startServer(t, "requirepass "+right)
 	addr := s.Addr()
 	file := filepath.Join(t.TempDir(), "password")
 	if err := os.WriteFile(file, []byte(right+"\n"), 0o600); err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/locksmith-go/locksmith/cmd/locksmith/internal/redistest"
 )
 
 func TestTLS(t *testing.T) {
-	s := redistest.StartTLS(t)
+	s := startTLSServer(t)
 	nodes := "--nodes=" + s.TLSURL()
 	for _, tc := range []struct {
 		name string
