@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 var (
@@ -217,7 +217,7 @@ func fill(t *testing.T, c *cluster) (stop func()) {
 	for _, n := range c.nodes {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; {
-				conn, err := resp.Dial(ctx, n.Addr(), nil)
+				conn, err := resp.DialWire(ctx, n.Addr(), nil)
 				if err != nil {
 					time.Sleep(10 * time.Millisecond)
 					continue

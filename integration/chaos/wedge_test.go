@@ -12,7 +12,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 // A change of toxics that never returns, as toxiproxy's deadlock makes
@@ -92,7 +92,7 @@ func TestWedgedProxyIsReplaced(t *testing.T) {
 			if n := len(c.proxies[0].Toxics.GetToxicArray()); n != tt.wantToxics {
 				t.Errorf("the new proxy has %d toxics, want %d", n, tt.wantToxics)
 			}
-			for name, conn := range map[string]*resp.Conn{"a connection": old, "a subscriber": sub} {
+			for name, conn := range map[string]*resp.Wire{"a connection": old, "a subscriber": sub} {
 				switch reply, err := conn.Do(ctx, "PING"); {
 				case err == nil:
 					t.Errorf("%s through the wedged proxy still answers: %v", name, reply)
@@ -106,11 +106,11 @@ func TestWedgedProxyIsReplaced(t *testing.T) {
 }
 
 // dial opens a connection to addr and closes it when the test ends.
-func dial(t *testing.T, addr string) *resp.Conn {
+func dial(t *testing.T, addr string) *resp.Wire {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := resp.Dial(ctx, addr, nil)
+	conn, err := resp.DialWire(ctx, addr, nil)
 	if err != nil {
 		t.Errorf("dial %s: %v", addr, err)
 		return nil
@@ -121,7 +121,7 @@ func dial(t *testing.T, addr string) *resp.Conn {
 
 // dialPing opens a connection to addr, checks that it answers PING, and
 // closes it when the test ends.
-func dialPing(t *testing.T, addr string) *resp.Conn {
+func dialPing(t *testing.T, addr string) *resp.Wire {
 	t.Helper()
 	conn := dial(t, addr)
 	if conn == nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/locksmith-go/locksmith/integration/internal/adapters"
 	"github.com/locksmith-go/locksmith/integration/internal/locktest"
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/redlock"
 )
 

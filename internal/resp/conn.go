@@ -1,41 +1,23 @@
-// Package resp is a minimal RESP2 client that implements driver.Conn over
-// plain TCP. The root module's tests use it to reach in-process servers
-// without depending on a Redis client library; applications use one of the
-// adapter modules instead.
 package resp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
 )
 
-// Error is an error reply from the server.
-type Error string
-
-func (e Error) Error() string { return string(e) }
-
-// Is makes a NOSCRIPT reply match driver.ErrNoScript.
-func (e Error) Is(target error) bool {
-	return target == driver.ErrNoScript && strings.HasPrefix(string(e), "NOSCRIPT")
-}
-
-// Conn is a driver.Conn that keeps a small pool of TCP connections to one
-// server.
+// Conn is a driver.Conn that keeps a small pool of Wires to one server. It
+// is safe for concurrent use.
 type Conn struct {
 	addr string
 
 	mu   sync.Mutex
-	idle []*wire
+	idle []*Wire
 }
 
 var _ driver.Conn = (*Conn)(nil)
@@ -52,7 +34,7 @@ func (c *Conn) Close() error {
 	defer c.mu.Unlock()
 	var errs []error
 	for _, w := range c.idle {
-		errs = append(errs, w.nc.Close())
+		errs = append(errs, w.Close())
 	}
 	c.idle = nil
 	return errors.Join(errs...)
@@ -88,8 +70,10 @@ func evalArgs(cmd, script string, keys, args []string) []string {
 	return append(out, args...)
 }
 
-// Do sends one command and returns its reply, normalized as driver.Conn
-// documents. An error reply is returned as an Error.
+// Do sends one command on an idle connection, or a new one, and returns
+// its reply as [Wire.Do] does. A connection that failed other than with an
+// error reply may hold a half-read reply, and one whose deadline ctx's end
+// moved may be moved again later: both are closed, never reused.
 func (c *Conn) Do(ctx context.Context, args ...string) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -98,20 +82,13 @@ func (c *Conn) Do(ctx context.Context, args ...string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Cancellation interrupts a blocked read or write by moving the
-	// deadline into the past.
-	stop := context.AfterFunc(ctx, func() { w.nc.SetDeadline(time.Unix(1, 0)) })
-	deadline, _ := ctx.Deadline()
-	w.nc.SetDeadline(deadline)
-	reply, err := w.roundTrip(args)
-	if !stop() || err != nil && !isReply(err) {
-		// The connection may hold a half-read reply: never reuse it.
-		w.nc.Close()
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("resp: %w", ctxErr)
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("resp: %w", context.DeadlineExceeded)
+	reply, interrupted, err := w.do(ctx, args)
+	if interrupted || err != nil && !isReply(err) {
+		w.Close()
+		if err == nil {
+			// The reply was read in full, but the connection's
+			// deadline was moved after it: it goes, the reply stays.
+			return reply, nil
 		}
 		return nil, err
 	}
@@ -119,12 +96,7 @@ func (c *Conn) Do(ctx context.Context, args ...string) (any, error) {
 	return reply, err
 }
 
-func isReply(err error) bool {
-	var e Error
-	return errors.As(err, &e)
-}
-
-func (c *Conn) get(ctx context.Context) (*wire, error) {
+func (c *Conn) get(ctx context.Context) (*Wire, error) {
 	c.mu.Lock()
 	if n := len(c.idle); n > 0 {
 		w := c.idle[n-1]
@@ -141,77 +113,8 @@ func (c *Conn) get(ctx context.Context) (*wire, error) {
 	return newWire(nc), nil
 }
 
-func (c *Conn) put(w *wire) {
+func (c *Conn) put(w *Wire) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.idle = append(c.idle, w)
-}
-
-func newWire(nc net.Conn) *wire {
-	return &wire{nc: nc, r: bufio.NewReader(nc), w: bufio.NewWriter(nc)}
-}
-
-type wire struct {
-	nc net.Conn
-	r  *bufio.Reader
-	w  *bufio.Writer
-}
-
-func (w *wire) roundTrip(args []string) (any, error) {
-	fmt.Fprintf(w.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(w.w, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if err := w.w.Flush(); err != nil {
-		return nil, err
-	}
-	return w.read()
-}
-
-func (w *wire) read() (any, error) {
-	line, err := w.r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 || !strings.HasSuffix(line, "\r\n") {
-		return nil, fmt.Errorf("resp: malformed reply line %q", line)
-	}
-	kind, body := line[0], line[1:len(line)-2]
-	switch kind {
-	case '+':
-		return body, nil
-	case '-':
-		return nil, Error(body)
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return nil, err
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(w.r, buf); err != nil {
-			return nil, err
-		}
-		return string(buf[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < 0 {
-			return nil, err
-		}
-		items := make([]any, n)
-		var firstErr error
-		for i := range items {
-			item, err := w.read()
-			if err != nil && !isReply(err) {
-				return nil, err
-			}
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			items[i] = item
-		}
-		return items, firstErr
-	}
-	return nil, fmt.Errorf("resp: unknown reply type %q", kind)
 }

@@ -2,7 +2,6 @@ package resp
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -37,35 +36,34 @@ func (n *Notifier) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newWire(nc), nil
+	return subscriber{newWire(nc)}, nil
 }
 
+// subscriber is a Wire in subscriber mode.
+type subscriber struct{ *Wire }
+
 // Subscribe implements [pubsub.Conn].
-func (w *wire) Subscribe(ctx context.Context, channels ...string) error {
-	return w.send(ctx, append([]string{"SUBSCRIBE"}, channels...))
+func (s subscriber) Subscribe(ctx context.Context, channels ...string) error {
+	return s.sendBy(ctx, append([]string{"SUBSCRIBE"}, channels...))
 }
 
 // Unsubscribe implements [pubsub.Conn].
-func (w *wire) Unsubscribe(ctx context.Context, channels ...string) error {
-	return w.send(ctx, append([]string{"UNSUBSCRIBE"}, channels...))
+func (s subscriber) Unsubscribe(ctx context.Context, channels ...string) error {
+	return s.sendBy(ctx, append([]string{"UNSUBSCRIBE"}, channels...))
 }
 
-func (w *wire) send(ctx context.Context, args []string) error {
+func (s subscriber) sendBy(ctx context.Context, args []string) error {
 	deadline, _ := ctx.Deadline()
-	w.nc.SetWriteDeadline(deadline)
-	fmt.Fprintf(w.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(w.w, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return w.w.Flush()
+	s.nc.SetWriteDeadline(deadline)
+	return s.send(args)
 }
 
 // Receive implements [pubsub.Conn].
-func (w *wire) Receive(ctx context.Context, hub *pubsub.Hub) error {
-	stop := context.AfterFunc(ctx, func() { w.nc.SetReadDeadline(time.Unix(1, 0)) })
+func (s subscriber) Receive(ctx context.Context, hub *pubsub.Hub) error {
+	stop := context.AfterFunc(ctx, func() { s.nc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	for {
-		reply, err := w.read()
+		reply, err := s.read(0)
 		if isReply(err) {
 			hub.Refused(err)
 			continue
@@ -93,4 +91,4 @@ func (w *wire) Receive(ctx context.Context, hub *pubsub.Hub) error {
 }
 
 // Close implements [pubsub.Conn].
-func (w *wire) Close() { w.nc.Close() }
+func (s subscriber) Close() { s.nc.Close() }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 func TestStartGivesIndependentNodes(t *testing.T) {
@@ -160,7 +160,7 @@ func TestConfigAuthACLAndPolicy(t *testing.T) {
 	}
 
 	ctx := shortCtx(t)
-	conn, err := resp.Dial(ctx, n.Addr(), nil)
+	conn, err := resp.DialWire(ctx, n.Addr(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestTLSNodeAcceptsTLSClients(t *testing.T) {
 	}
 	// Without the test CA the certificate is not trusted.
 	ctx := shortCtx(t)
-	if conn, err := resp.Dial(ctx, nodes[1].TLSAddr(), nil); err == nil {
+	if conn, err := resp.DialWire(ctx, nodes[1].TLSAddr(), nil); err == nil {
 		// A plain-text client against the TLS port gets no RESP reply.
 		if _, err := conn.Do(ctx, "PING"); err == nil {
 			t.Errorf("plain-text PING on the TLS port got a reply")
@@ -253,7 +253,7 @@ func TestTLSNodeAcceptsTLSClients(t *testing.T) {
 func checkTLSPing(t *testing.T, addr string, n *redisnode.Node) {
 	t.Helper()
 	ctx := shortCtx(t)
-	conn, err := resp.Dial(ctx, addr, n.TLSConfig())
+	conn, err := resp.DialWire(ctx, addr, n.TLSConfig())
 	if err != nil {
 		t.Fatalf("TLS dial %s: %v", addr, err)
 	}

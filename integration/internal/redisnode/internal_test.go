@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
 	"github.com/locksmith-go/locksmith/internal/redisserver"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 func TestConfigValidateRejects(t *testing.T) {
@@ -56,7 +56,7 @@ func TestTLSCertificateCoversEveryAddress(t *testing.T) {
 	}
 	for _, addr := range addrs {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		conn, err := resp.Dial(ctx, addr, n.TLSConfig())
+		conn, err := resp.DialWire(ctx, addr, n.TLSConfig())
 		if err != nil {
 			cancel()
 			t.Errorf("TLS dial %s: %v", addr, err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/integration/internal/resp"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 // Bounds on how long the harness waits for a server; they end a wait that
@@ -136,7 +136,7 @@ func (n *Node) DoContext(ctx context.Context, args ...any) (any, error) {
 
 // Dial opens a raw RESP connection to the plain port, authenticated with
 // Config.Password when one is set. It is closed when the test ends.
-func (n *Node) Dial(t testing.TB) *resp.Conn {
+func (n *Node) Dial(t testing.TB) *resp.Wire {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), doTimeout)
 	defer cancel()
@@ -148,8 +148,8 @@ func (n *Node) Dial(t testing.TB) *resp.Conn {
 	return conn
 }
 
-func (n *Node) dial(ctx context.Context) (*resp.Conn, error) {
-	conn, err := resp.Dial(ctx, n.Addr(), nil)
+func (n *Node) dial(ctx context.Context) (*resp.Wire, error) {
+	conn, err := resp.DialWire(ctx, n.Addr(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func waitReady(ctx context.Context, addr, password string) error {
 func pingOnce(ctx context.Context, addr, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	conn, err := resp.Dial(ctx, addr, nil)
+	conn, err := resp.DialWire(ctx, addr, nil)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/driver"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // fakeServer answers each command with the canned raw reply for its name and
 // records the arguments it received.
@@ -83,7 +91,7 @@ func TestDoNormalizesReplies(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, err := Dial(ctx, addr, nil)
+	conn, err := DialWire(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +128,9 @@ func TestDoNormalizesReplies(t *testing.T) {
 	if !errors.As(err, &redisErr) || redisErr.Message != "NOSCRIPT No matching script" {
 		t.Errorf("ERR: err = %v, want *Error NOSCRIPT", err)
 	}
+	if !errors.Is(err, driver.ErrNoScript) {
+		t.Errorf("ERR: errors.Is(%v, driver.ErrNoScript) = false, want true", err)
+	}
 	// The connection stays usable after an error reply.
 	if got, err := conn.Do(ctx, "STATUS"); err != nil || got != "OK" {
 		t.Errorf("STATUS after an error reply = %#v, %v", got, err)
@@ -128,7 +139,7 @@ func TestDoNormalizesReplies(t *testing.T) {
 
 func TestDoReturnsWhenContextEnds(t *testing.T) {
 	addr, _ := fakeServer(t, nil) // never answers
-	conn, err := Dial(context.Background(), addr, nil)
+	conn, err := DialWire(context.Background(), addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
