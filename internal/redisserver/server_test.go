@@ -3,9 +3,9 @@
 package redisserver
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 func TestMain(m *testing.M) {
@@ -28,22 +30,21 @@ func needServer(t *testing.T) {
 	}
 }
 
-func ping(t *testing.T, addr string) string {
+// ping returns the server's answer to PING, or the error's text.
+func ping(t *testing.T, addr string, tlsConfig *tls.Config) string {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	w, err := resp.DialWire(ctx, addr, tlsConfig)
 	if err != nil {
 		return err.Error()
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err.Error()
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	defer w.Close()
+	reply, err := w.Do(ctx, "PING")
 	if err != nil {
 		return err.Error()
 	}
-	return strings.TrimSpace(line)
+	return fmt.Sprint(reply)
 }
 
 func TestLifecycle(t *testing.T) {
@@ -54,8 +55,8 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Destroy(context.Background())
-	if got := ping(t, s.Addr()); got != "+PONG" {
-		t.Fatalf("PING after Start = %q, want +PONG", got)
+	if got := ping(t, s.Addr(), nil); got != "PONG" {
+		t.Fatalf("PING after Start = %q, want PONG", got)
 	}
 	if err := s.Pause(); err != nil {
 		t.Fatal(err)
@@ -75,8 +76,8 @@ func TestLifecycle(t *testing.T) {
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := ping(t, s.Addr()); got != "+PONG" {
-		t.Errorf("PING after Restart = %q, want +PONG", got)
+	if got := ping(t, s.Addr(), nil); got != "PONG" {
+		t.Errorf("PING after Restart = %q, want PONG", got)
 	}
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -129,17 +130,8 @@ func TestTLSListensWithTheCAsCertificate(t *testing.T) {
 	if s.TLSAddr() == "" || s.TLSAddr() == s.Addr() {
 		t.Fatalf("TLSAddr() = %q with Addr() %q, want a port of its own", s.TLSAddr(), s.Addr())
 	}
-	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", s.TLSAddr(), ca.ClientConfig())
-	if err != nil {
-		t.Fatalf("TLS dial %s: %v", s.TLSAddr(), err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || line != "+PONG\r\n" {
-		t.Errorf("PING over TLS = %q, %v; want +PONG", line, err)
+	if got := ping(t, s.TLSAddr(), ca.ClientConfig()); got != "PONG" {
+		t.Errorf("PING over TLS = %q, want PONG", got)
 	}
 }
 
