@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
 )
@@ -85,10 +86,13 @@ func (c *Conn) Do(ctx context.Context, args ...string) (any, error) {
 	reply, interrupted, err := w.do(ctx, args)
 	if interrupted || err != nil && !isReply(err) {
 		w.Close()
-		if err == nil {
-			// The reply was read in full, but the connection's
-			// deadline was moved after it: it goes, the reply stays.
-			return reply, nil
+		// A call that ctx ended reports only that, even when the reply
+		// came in meanwhile: the caller gave up on it.
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("resp: %w", ctxErr)
+		}
+		if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("resp: %w", context.DeadlineExceeded)
 		}
 		return nil, err
 	}
