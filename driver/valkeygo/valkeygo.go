@@ -139,7 +139,7 @@ func clientID(client valkey.Client) string {
 			return id
 		}
 	}
-	return fmt.Sprintf("%T@%p", client, client)
+	return driver.ClientNodeID(client)
 }
 
 // Subscribe implements [driver.Notifier] over one dedicated connection
