@@ -23,11 +23,13 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidiscompat"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/locksmith-go/locksmith/driver"
 	goredisdriver "github.com/locksmith-go/locksmith/driver/goredis"
 	redigodriver "github.com/locksmith-go/locksmith/driver/redigo"
 	rueidisdriver "github.com/locksmith-go/locksmith/driver/rueidis"
+	valkeygodriver "github.com/locksmith-go/locksmith/driver/valkeygo"
 	"github.com/locksmith-go/locksmith/internal/scripts"
 	"github.com/locksmith-go/locksmith/redlock"
 )
@@ -70,6 +72,7 @@ var contenders = []contenderSpec{
 	{name: "locksmith", waits: true, new: newLocksmithGoredis},
 	{name: "locksmith-redigo", waits: true, new: newLocksmithRedigo},
 	{name: "locksmith-rueidis", waits: true, new: newLocksmithRueidis},
+	{name: "locksmith-valkeygo", waits: true, new: newLocksmithValkeyGo},
 	{name: "redsync", waits: true, new: newRedsync},
 	{name: "redsync-redigo", waits: true, new: newRedsyncRedigo},
 	{name: "redsync-rueidis", waits: true, new: newRedsyncRueidis},
@@ -222,6 +225,32 @@ func rueidisClients(tb testing.TB, addrs []string) []rueidis.Client {
 		clients = append(clients, client)
 	}
 	return clients
+}
+
+func newLocksmithValkeyGo(tb testing.TB, addrs []string) contender {
+	tb.Helper()
+	return newLocksmith(tb, valkeyGoConns(tb, addrs), ttl)
+}
+
+// valkeyGoConns returns a valkeygo adapter per address, over a valkey-go
+// client made as rueidisClients makes a rueidis client (valkey-go is its
+// fork), for one server (ForceSingleClient), closed when tb ends.
+func valkeyGoConns(tb testing.TB, addrs []string) []driver.Conn {
+	tb.Helper()
+	var conns []driver.Conn
+	for _, addr := range addrs {
+		client, err := valkey.NewClient(valkey.ClientOption{
+			InitAddress:       []string{addr},
+			DisableCache:      true,
+			ForceSingleClient: true,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(client.Close)
+		conns = append(conns, valkeygodriver.New(client))
+	}
+	return conns
 }
 
 func (c locksmithContender) hold(ctx context.Context, key string, wait bool, fn func()) error {

@@ -11,8 +11,9 @@
 // # Contenders
 //
 // Every contender reaches the servers through go-redis v9 clients made with
-// the same options (see goredisOptions), except locksmith's redigo and
-// rueidis adapters, which use those clients with matching pool sizes. The
+// the same options (see goredisOptions), except locksmith's redigo,
+// rueidis and valkey-go adapters, which use those clients with matching
+// pool sizes. The
 // go-redis options include ContextTimeoutEnabled for everyone, so that a
 // deadline a library puts on a command bounds its socket reads and writes;
 // it is what lets locksmith's go-redis adapter run a node's command without
@@ -25,14 +26,17 @@
 // bsm/redislock talks to a single node and has no per-node timeout; it
 // bounds its own retry loop by the TTL.
 //
-//   - locksmith, locksmith-redigo, locksmith-rueidis: redlock.Client with
-//     default options over the goredis, redigo and rueidis adapters.
+//   - locksmith, locksmith-redigo, locksmith-rueidis, locksmith-valkeygo:
+//     redlock.Client with default options over the goredis, redigo,
+//     rueidis and valkeygo adapters.
 //   - redsync: go-redsync/redsync v4 over its go-redis v9 pool, one Mutex per
 //     lock as its API asks.
 //   - redsync-redigo, redsync-rueidis: redsync over its redigo and rueidis
 //     pools, on redigo pools and rueidis clients made as those of
 //     locksmith-redigo and locksmith-rueidis: each adapter's peer on the
-//     same client.
+//     same client. redsync's valkey-go pool has no contender: it needs
+//     valkey-go's valkeycompat module, which cannot be downloaded where
+//     the bench is built.
 //   - redislock: bsm/redislock, N = 1 only.
 //   - raw: the floor, no library: SET key value NX with the TTL, then DEL,
 //     with a constant value; on several nodes both commands are sent to all

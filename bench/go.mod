@@ -7,6 +7,7 @@ replace (
 	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
 	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
 	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
+	github.com/locksmith-go/locksmith/driver/valkeygo => ../driver/valkeygo
 )
 
 require (
@@ -17,14 +18,16 @@ require (
 	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
 	github.com/locksmith-go/locksmith/driver/redigo v0.1.0
 	github.com/locksmith-go/locksmith/driver/rueidis v0.1.0
+	github.com/locksmith-go/locksmith/driver/valkeygo v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redis/rueidis/rueidiscompat v1.0.79
+	github.com/valkey-io/valkey-go v1.0.80
 	go.uber.org/goleak v1.3.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 )

@@ -11,6 +11,7 @@ replace (
 	github.com/locksmith-go/locksmith/driver/goredis => ../driver/goredis
 	github.com/locksmith-go/locksmith/driver/redigo => ../driver/redigo
 	github.com/locksmith-go/locksmith/driver/rueidis => ../driver/rueidis
+	github.com/locksmith-go/locksmith/driver/valkeygo => ../driver/valkeygo
 	github.com/locksmith-go/locksmith/otel => ../otel
 )
 
@@ -76,9 +77,9 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 	gopkg.in/tomb.v1 v1.0.0-20141024135613-dd632973f1e7 // indirect
 )
@@ -96,11 +97,13 @@ require (
 	github.com/locksmith-go/locksmith/driver/goredis v0.1.0
 	github.com/locksmith-go/locksmith/driver/redigo v0.1.0
 	github.com/locksmith-go/locksmith/driver/rueidis v0.1.0
+	github.com/locksmith-go/locksmith/driver/valkeygo v0.1.0
 	github.com/locksmith-go/locksmith/otel v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redis/rueidis/rueidiscompat v1.0.79
 	github.com/rs/zerolog v1.28.0
+	github.com/valkey-io/valkey-go v1.0.80
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

@@ -98,10 +98,12 @@ consumer all consumer-all \
 	"$root_path/driver/goredis" \
 	"$root_path/driver/redigo" \
 	"$root_path/driver/rueidis" \
+	"$root_path/driver/valkeygo" \
 	"$root_path/compat/redislock" \
 	"$root_path/compat/redsync/redis/goredis" \
 	"$root_path/compat/redsync/redis/redigo" \
 	"$root_path/compat/redsync/redis/rueidis" \
+	"$root_path/compat/redsync/redis/valkeygo" \
 	"$root_path/otel" \
 	"$root_path/redlocktest"
 echo "-- go install $root_path/cmd/locksmith@$version"

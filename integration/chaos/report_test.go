@@ -44,9 +44,12 @@ type phaseReport struct {
 	FailedHeld    int            `json:"failed_held_by_another_owner"`
 	FailedSkipped int            `json:"failed_with_a_node_skipped"`
 	GrantedBy     map[string]int `json:"granted_by_kind"`
-	Availability  float64        `json:"availability"`
-	LockP50       string         `json:"lock_p50"`
-	LockP99       string         `json:"lock_p99"`
+	// GrantedByAdapter counts the grants by the adapter of the
+	// holder's Client.
+	GrantedByAdapter map[string]int `json:"granted_by_adapter"`
+	Availability     float64        `json:"availability"`
+	LockP50          string         `json:"lock_p50"`
+	LockP99          string         `json:"lock_p99"`
 
 	Overlaps     int `json:"overlapping_windows"`
 	OverlapsUsed int `json:"overlaps_with_updates_by_both"`
@@ -101,6 +104,10 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 		p.GrantedBy[k] = rec.granted[k]
 	}
 	p.FailedHeld, p.FailedSkipped = rec.failedHeld, rec.failedSkipped
+	p.GrantedByAdapter = map[string]int{}
+	for _, g := range rec.grants {
+		p.GrantedByAdapter[g.Adapter]++
+	}
 	if p.Attempted > 0 {
 		p.Availability = float64(p.Granted) / float64(p.Attempted)
 	}
@@ -225,6 +232,7 @@ func (r report) print(w io.Writer) {
 	row("  refused by enough nodes that no quorum could grant", func(p phaseReport) string { return fmt.Sprint(p.FailedHeld) })
 	row("  with a node skipped (behind or failing)", func(p phaseReport) string { return fmt.Sprint(p.FailedSkipped) })
 	row("granted by kind", func(p phaseReport) string { return perKind(p.GrantedBy) })
+	row("granted by adapter", func(p phaseReport) string { return perKind(p.GrantedByAdapter) })
 	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
 	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
 	row("VIOLATIONS: overlapping windows", func(p phaseReport) string { return fmt.Sprint(p.Overlaps) })

@@ -100,7 +100,9 @@ func (w workload) run(c clients, rec *recorder, seed uint64) (stop func()) {
 			kind: kinds[i%len(kinds)],
 			rng:  rand.New(rand.NewPCG(seed, uint64(i)+1)),
 		}
-		a := (i / len(kinds)) % len(c.plain)
+		// Worker i runs kind i mod 5 over adapter i mod 4: the counts
+		// share no factor, so each adapter runs several kinds.
+		a := i % len(c.plain)
 		wk.plain, wk.fenced, wk.adapter = c.plain[a], c.fenced[a], c.names[a]
 		wg.Go(func() { wk.loop(ctx) })
 	}

@@ -69,6 +69,7 @@ func TestClusterAsNode(t *testing.T) {
 	}
 	rueidisAdapter := adapters.All()[2]
 	setups = append(setups, setup{"rueidis_with_rueidis_cluster", clusterClients[1], rueidisAdapter})
+	setups = append(setups, setup{"valkeygo_with_valkeygo_cluster", clusterClients[2], adapters.All()[3]})
 
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {

@@ -6,10 +6,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/locksmith-go/locksmith/driver"
 	lsgoredis "github.com/locksmith-go/locksmith/driver/goredis"
 	lsrueidis "github.com/locksmith-go/locksmith/driver/rueidis"
+	lsvalkeygo "github.com/locksmith-go/locksmith/driver/valkeygo"
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
 )
 
@@ -38,6 +40,17 @@ var clusterClients = []clusterClient{
 			t.Fatalf("rueidis client for %v is in mode %v, want cluster", addrs, client.Mode())
 		}
 		return lsrueidis.New(client)
+	}},
+	{"valkeygo_cluster", func(t *testing.T, addrs []string) driver.Conn {
+		client, err := valkey.NewClient(valkey.ClientOption{InitAddress: addrs})
+		if err != nil {
+			t.Fatalf("valkey-go cluster client: %v", err)
+		}
+		t.Cleanup(client.Close)
+		if client.Mode() != valkey.ClientModeCluster {
+			t.Fatalf("valkey-go client for %v is in mode %v, want cluster", addrs, client.Mode())
+		}
+		return lsvalkeygo.New(client)
 	}},
 }
 

@@ -130,6 +130,8 @@ func faults(name string, node *redisnode.Node) drivertest.Faults {
 			t.Cleanup(client.Close)
 			return lsrueidis.New(client), quietFor, func() int { return int(dials.Load()) }
 		}
+	case "valkeygo":
+		valkeygoFaults(&f, addr)
 	}
 	return f
 }

@@ -7,6 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/locksmith-go/locksmith/driver"
 	lsgoredis "github.com/locksmith-go/locksmith/driver/goredis"
@@ -17,8 +18,9 @@ import (
 
 // startupConns builds a Conn per address the way the README's start-up
 // section does for each adapter: go-redis clients and redigo pools dial on
-// first use, and rueidis Conns come from lsrueidis.Open, which returns a
-// Conn while its server is down.
+// first use, rueidis Conns come from lsrueidis.Open, which returns a
+// Conn while its server is down, and valkey-go clients set
+// ForceSingleClient, with which valkey.NewClient does the same.
 var startupConns = map[string]func(t *testing.T, addr string) driver.Conn{
 	"goredis": func(t *testing.T, addr string) driver.Conn {
 		client := goredis.NewClient(&goredis.Options{Addr: addr})
@@ -36,12 +38,15 @@ var startupConns = map[string]func(t *testing.T, addr string) driver.Conn{
 		t.Cleanup(conn.Close)
 		return conn
 	},
+	"valkeygo": func(t *testing.T, addr string) driver.Conn {
+		return valkeygoConn(t, valkey.ClientOption{InitAddress: []string{addr}})
+	},
 }
 
 // A locker built while one of three nodes is down starts and locks with
 // the other two, and uses the third once it is up.
 func TestStartWithMinorityDown(t *testing.T) {
-	for _, name := range []string{"goredis", "redigo", "rueidis"} {
+	for _, name := range []string{"goredis", "redigo", "rueidis", "valkeygo"} {
 		t.Run(name, func(t *testing.T) {
 			nodes := redisnode.Start(t, 3, redisnode.Config{})
 			down := nodes[2]

@@ -14,10 +14,11 @@
 //
 //   - goredis/v9 (module github.com/locksmith-go/locksmith/compat/redsync/redis/goredis): NewPool of a go-redis v9 client;
 //   - redigo (module github.com/locksmith-go/locksmith/compat/redsync/redis/redigo): NewPool of a redigo pool;
-//   - rueidis (module github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis): NewPool of a rueidiscompat adapter.
+//   - rueidis (module github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis): NewPool of a rueidiscompat adapter;
+//   - valkeygo (module github.com/locksmith-go/locksmith/compat/redsync/redis/valkeygo): NewPool of a valkeycompat adapter.
 //
-// Any locksmith adapter's Conn (goredis.New, redigo.New, rueidis.New of the
-// driver modules) is a Pool too.
+// Any locksmith adapter's Conn (goredis.New, redigo.New, rueidis.New, valkeygo.New
+// of the driver modules) is a Pool too.
 package redis
 
 import "github.com/locksmith-go/locksmith/driver"

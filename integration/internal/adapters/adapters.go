@@ -1,6 +1,6 @@
 // Package adapters builds a driver.Conn to one Redis server through each of
 // locksmith's adapter modules, so that every integration test can run the
-// same checks over go-redis, redigo and rueidis:
+// same checks over go-redis, redigo, rueidis and valkey-go:
 //
 //	for _, a := range adapters.All() {
 //		t.Run(a.Name, func(t *testing.T) {
@@ -33,28 +33,31 @@ import (
 	redigo "github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/locksmith-go/locksmith/driver"
 	lsgoredis "github.com/locksmith-go/locksmith/driver/goredis"
 	lsredigo "github.com/locksmith-go/locksmith/driver/redigo"
 	lsrueidis "github.com/locksmith-go/locksmith/driver/rueidis"
+	lsvalkeygo "github.com/locksmith-go/locksmith/driver/valkeygo"
 )
 
 // Adapter is one of locksmith's adapter modules with the client it wraps.
 type Adapter struct {
-	// Name names the adapter in subtest names: "goredis", "redigo" or
-	// "rueidis".
+	// Name names the adapter in subtest names: "goredis", "redigo",
+	// "rueidis" or "valkeygo".
 	Name string
 	// dial builds the client and its Conn; close releases the client.
 	dial func(ctx context.Context, addr string, o options) (conn driver.Conn, close func(), err error)
 }
 
-// All returns the three adapters, in a fixed order.
+// All returns the four adapters, in a fixed order.
 func All() []Adapter {
 	return []Adapter{
 		{Name: "goredis", dial: dialGoRedis},
 		{Name: "redigo", dial: dialRedigo},
 		{Name: "rueidis", dial: dialRueidis},
+		{Name: "valkeygo", dial: dialValkeyGo},
 	}
 }
 
@@ -155,4 +158,23 @@ func dialRueidis(_ context.Context, addr string, o options) (driver.Conn, func()
 		return nil, nil, err
 	}
 	return lsrueidis.New(client), client.Close, nil
+}
+
+// dialValkeyGo sets ForceSingleClient, as driver/valkeygo advises for one
+// server; the client it returns along with an error is closed.
+func dialValkeyGo(_ context.Context, addr string, o options) (driver.Conn, func(), error) {
+	client, err := valkey.NewClient(valkey.ClientOption{
+		InitAddress:       []string{addr},
+		ForceSingleClient: true,
+		TLSConfig:         o.tls,
+		Username:          o.username,
+		Password:          o.password,
+	})
+	if err != nil {
+		if client != nil {
+			client.Close()
+		}
+		return nil, nil, err
+	}
+	return lsvalkeygo.New(client), client.Close, nil
 }

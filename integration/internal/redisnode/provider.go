@@ -226,14 +226,17 @@ func Main(m *testing.M, opts ...goleak.Option) int {
 
 // leakIgnores leaves out goroutines that are not leaks: those of this
 // package's Docker client, which is made once per test binary and keeps its
-// HTTP connections to the engine open for reuse; and rueidis's delayed
-// retries (a cluster topology refresh, a singleflight retry) that finish a
-// sleep of up to a few seconds after their client is closed, and then end.
+// HTTP connections to the engine open for reuse; and rueidis's and
+// valkey-go's delayed retries (a cluster topology refresh, a singleflight
+// retry) that finish a sleep of up to a few seconds after their client is
+// closed, and then end.
 func leakIgnores() []goleak.Option {
 	return []goleak.Option{
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*call).DelayDo.func1"),
 	}
 }

@@ -15,16 +15,19 @@ import (
 	goredislib "github.com/redis/go-redis/v9"
 	rueidislib "github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidiscompat"
+	valkeylib "github.com/valkey-io/valkey-go"
 
 	"github.com/locksmith-go/locksmith/compat/redislock"
 	"github.com/locksmith-go/locksmith/compat/redsync"
 	redsyncgoredis "github.com/locksmith-go/locksmith/compat/redsync/redis/goredis/v9"
 	redsyncredigo "github.com/locksmith-go/locksmith/compat/redsync/redis/redigo"
 	redsyncrueidis "github.com/locksmith-go/locksmith/compat/redsync/redis/rueidis"
+	redsyncvalkeygo "github.com/locksmith-go/locksmith/compat/redsync/redis/valkeygo"
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/driver/goredis"
 	"github.com/locksmith-go/locksmith/driver/redigo"
 	lsrueidis "github.com/locksmith-go/locksmith/driver/rueidis"
+	"github.com/locksmith-go/locksmith/driver/valkeygo"
 	lsotel "github.com/locksmith-go/locksmith/otel"
 	"github.com/locksmith-go/locksmith/redlock"
 )
@@ -55,6 +58,15 @@ func main() {
 		log.Fatal(err)
 	}
 	defer rue.Close()
+	vk, err := valkeylib.NewClient(valkeylib.ClientOption{
+		InitAddress:       []string{server.Addr()},
+		DisableCache:      true,
+		ForceSingleClient: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer vk.Close()
 
 	obs, err := lsotel.NewObserver()
 	if err != nil {
@@ -67,6 +79,7 @@ func main() {
 		{"goredis", goredis.New(rdb)},
 		{"redigo", redigo.New(pool)},
 		{"rueidis", lsrueidis.New(rue)},
+		{"valkeygo", valkeygo.New(vk)},
 	} {
 		locker, err := redlock.New([]driver.Conn{c.conn}, redlock.WithObserver(obs))
 		if err != nil {
@@ -89,6 +102,7 @@ func main() {
 		{"redsync over goredis", redsync.New(redsyncgoredis.NewPool(rdb))},
 		{"redsync over redigo", redsync.New(redsyncredigo.NewPool(pool))},
 		{"redsync over rueidis", redsync.New(redsyncrueidis.NewPool(rueidiscompat.NewAdapter(rue)))},
+		{"redsync over valkeygo", redsync.New(redsyncvalkeygo.NewPool(valkeyAdapter{vk}))},
 	} {
 		mutex := p.rs.NewMutex("consumer:redsync")
 		if err := mutex.LockContext(ctx); err != nil {
@@ -109,3 +123,9 @@ func main() {
 	}
 	fmt.Println("redislock: obtained and released")
 }
+
+// valkeyAdapter stands in for valkeycompat.NewAdapter(client), whose
+// Client method the redsync pool of valkey-go calls.
+type valkeyAdapter struct{ client valkeylib.Client }
+
+func (a valkeyAdapter) Client() valkeylib.Client { return a.client }
