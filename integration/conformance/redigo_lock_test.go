@@ -10,6 +10,7 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/integration/internal/locktest"
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
+	"github.com/locksmith-go/locksmith/redlock"
 )
 
 // lockHangLimit ends the wait for a Lock that a stalled node holds up; a
@@ -17,12 +18,15 @@ import (
 // redigo's 30s connect timeout.
 const lockHangLimit = 20 * time.Second
 
-// lockWhileStalled locks through conns, of which the last reaches a
-// stalled node, with a 1s ctx, and fails the test unless Lock returns,
-// granted by the other nodes, within lockHangLimit.
-func lockWhileStalled(t *testing.T, conns []driver.Conn) {
+// lockWhileStalled locks through client, whose last node is stalled,
+// with a 1s ctx, and fails the test unless Lock returns, granted by the
+// other nodes, within lockHangLimit.
+//
+// The client's Close, at the test's cleanup, waits for the request that
+// the stalled node holds up: a test ends the stall in a cleanup
+// registered after it made the client, which runs first.
+func lockWhileStalled(t *testing.T, client *redlock.Client) {
 	t.Helper()
-	client := locktest.NewClient(t, conns)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -65,9 +69,9 @@ func TestRedigoLockWithBlackHoleNode(t *testing.T) {
 			MaxIdle: 8,
 		}),
 	}
-	// Registered after the Conns, so it runs before their waits.
-	t.Cleanup(hole.release)
-	lockWhileStalled(t, conns)
+	client := locktest.NewClient(t, conns)
+	t.Cleanup(hole.release) // before the client's Close
+	lockWhileStalled(t, client)
 }
 
 // A redigo pool that PINGs each connection in TestOnBorrow, whose server
@@ -85,9 +89,9 @@ func TestRedigoLockWithStoppedNodeAndHealthCheck(t *testing.T) {
 		conns[i] = redigoConn(t, pool)
 	}
 	// Warm every pool with a lock, as an application would have.
-	lockWhileStalled(t, conns)
+	lockWhileStalled(t, locktest.NewClient(t, conns))
 	nodes[2].Pause(t)
-	// Registered after the Conns, so it runs before their waits.
-	t.Cleanup(func() { nodes[2].Resume(t) })
-	lockWhileStalled(t, conns)
+	client := locktest.NewClient(t, conns)
+	t.Cleanup(func() { nodes[2].Resume(t) }) // before the client's Close
+	lockWhileStalled(t, client)
 }
