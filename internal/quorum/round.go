@@ -66,6 +66,10 @@ type Round struct {
 	// request of its lane is still running. Set it only when the node's
 	// client returns by its ctx's deadline: nothing else bounds that call.
 	Inline bool
+
+	// state is kept in the Round, used once, so that a round allocates
+	// its state with the Round rather than apart.
+	state roundState
 }
 
 // roundState is what the calls of a round share.
@@ -127,7 +131,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
 	}
-	s := new(roundState)
+	s := &r.state
 	s.remaining = r.Nodes
 	if r.Nodes <= inlineNodes {
 		s.replies, s.answered, s.lanes = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], s.orderBuf[:r.Nodes]
