@@ -168,7 +168,12 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if s.decided {
 		close(s.done)
 	}
-	s.parent = context.WithoutCancel(ctx)
+	// A ctx that can never be cancelled (Background, or one detached
+	// already) needs no detaching.
+	s.parent = ctx
+	if ctx.Done() != nil {
+		s.parent = context.WithoutCancel(ctx)
+	}
 	s.ctx, s.cancel = context.WithTimeout(s.parent, r.Timeout)
 	r.Tracker.add(sent)
 	for _, ln := range s.lanes {
