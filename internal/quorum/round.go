@@ -82,6 +82,7 @@ type roundState struct {
 	remaining int // nodes that have not answered
 	decided   bool
 	cut       bool          // the caller's ctx ended the round before its nodes had their time
+	returned  bool          // Run returned s.replies
 	done      chan struct{} // closed once decided
 	// deciding counts the requests still waiting for the requests they
 	// follow, until they are sent or known not to be.
@@ -201,19 +202,15 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.decided, s.cut = true, cut
-	if s.remaining == 0 {
-		// Every node answered: no call writes s.replies any more.
-		return s.replies
-	}
-	replies := make([]Reply, r.Nodes)
+	// The calls that answer from now on leave s.replies alone: it is the
+	// caller's.
+	s.decided, s.cut, s.returned = true, cut, true
 	var now time.Time
-	for i := range replies {
+	for i := range s.replies {
 		if s.answered[i] {
-			replies[i] = s.replies[i]
 			continue
 		}
-		replies[i] = Reply{Err: ErrPending}
+		s.replies[i] = Reply{Err: ErrPending}
 		// A request outlives a round that the others decided, or that
 		// timed out with it; one that the caller cut short is not behind
 		// anything.
@@ -226,7 +223,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			r.Health.add(i, &s.stragglers[i])
 		}
 	}
-	return replies
+	return s.replies
 }
 
 // inline runs the call of a round's one node on the calling goroutine.
@@ -315,7 +312,10 @@ func (r *Round) ended(s *roundState, node int, ln order, reply Reply) (last bool
 // request not sent.
 func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bool) {
 	s.mu.Lock()
-	s.replies[node], s.answered[node] = reply, true
+	if !s.returned {
+		s.replies[node] = reply
+	}
+	s.answered[node] = true
 	if r.Yes != nil && r.Yes(reply) {
 		s.yes++
 	} else {
