@@ -25,6 +25,10 @@ type Lock struct {
 	client *Client
 	value  string
 	token  uint64 // 0 unless the Client fences its locks
+	// valueArg is value as the release script's arguments: kept in the
+	// Lock, it makes an Unlock build no slice of its own. Its capacity
+	// of 1 makes spec's append of a custom script's arguments copy it.
+	valueArg [1]string
 
 	// turn holds a token while an extend round of the lock runs, so that
 	// rounds never overlap. A channel rather than a mutex, so that a
@@ -57,7 +61,7 @@ type Lock struct {
 
 // newLock returns a Lock granted by a round that started at start.
 func newLock(c *Client, req request, value string, token uint64, start time.Time, lanes *quorum.Lanes) *Lock {
-	l := &Lock{client: c, req: req, value: value, token: token, turn: make(chan struct{}, 1), ttl: req.ttl, lanes: lanes}
+	l := &Lock{client: c, req: req, value: value, valueArg: [1]string{value}, token: token, turn: make(chan struct{}, 1), ttl: req.ttl, lanes: lanes}
 	if !start.IsZero() {
 		l.acquired = start
 		l.validUntil = start.Add(req.ttl - req.drift)
@@ -345,7 +349,7 @@ func (l *Lock) release(ctx context.Context) error {
 	if wantReleased := int64(len(req.keys)); wantReleased != 1 {
 		released = func(reply any) bool { return reply == wantReleased }
 	}
-	release := c.spec(c.cfg.release, req, released, l.value)
+	release := c.spec(c.cfg.release, req, released, l.valueArg[:]...)
 	release.lanes = l.lanes
 	results := c.round(context.WithoutCancel(ctx), release)
 	v := countVotes(results, released)

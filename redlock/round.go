@@ -60,7 +60,10 @@ func (c *Client) spec(s scriptUse, req request, yes func(any) bool, args ...stri
 // a node that had not answered by then has quorum.ErrPending, wrapped in
 // a *nodeTimeoutError when the round ended at the per-node timeout.
 func (c *Client) round(ctx context.Context, s roundSpec) []result {
-	round := quorum.Round{
+	// The spec and the quorum.Round live in one allocation, which the
+	// calls share.
+	run := &specRound{spec: s}
+	run.Round = quorum.Round{
 		Nodes:   len(c.nodes),
 		Timeout: s.timeout,
 		Every:   s.every,
@@ -71,25 +74,26 @@ func (c *Client) round(ctx context.Context, s roundSpec) []result {
 		Tracker: &c.requests,
 		Inline:  c.inline,
 		Call: func(nodeCtx context.Context, i int) result {
-			run := func() (any, error) { return c.nodes[i].Run(nodeCtx, s.script, s.keys, s.args) }
-			reply, err := run()
-			if err != nil && s.again != nil && s.again(i, err) {
-				reply, err = releaseAgain(nodeCtx, run, err)
+			spec := &run.spec
+			send := func() (any, error) { return c.nodes[i].Run(nodeCtx, spec.script, spec.keys, spec.args) }
+			reply, err := send()
+			if err != nil && spec.again != nil && spec.again(i, err) {
+				reply, err = releaseAgain(nodeCtx, send, err)
 			}
 			if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
-				err = &nodeTimeoutError{timeout: s.timeout, driverErr: err}
+				err = &nodeTimeoutError{timeout: spec.timeout, driverErr: err}
 			}
 			return result{Value: reply, Err: err}
 		},
 	}
 	if s.yes != nil {
-		round.Yes = func(r result) bool { return r.Err == nil && s.yes(r.Value) }
+		run.Yes = run.yes
 	}
 	if s.learn {
-		round.Wait = c.unknownServers()
+		run.Wait = c.unknownServers()
 	}
 	start := time.Now()
-	results := round.Run(ctx)
+	results := run.Run(ctx)
 	timedOut := ctx.Err() == nil && time.Since(start) >= s.timeout
 	for i, r := range results {
 		switch {
@@ -101,6 +105,16 @@ func (c *Client) round(ctx context.Context, s roundSpec) []result {
 	}
 	return results
 }
+
+// specRound is a round run from a roundSpec.
+type specRound struct {
+	spec roundSpec
+	quorum.Round
+}
+
+// yes is the round's Yes: a reply votes for the outcome when it is no
+// error and the spec's yes holds for it.
+func (r *specRound) yes(reply result) bool { return reply.Err == nil && r.spec.yes(reply.Value) }
 
 // timedOut reports whether a node's context has reached its deadline. A
 // client that turns the deadline into a socket timeout can fail a moment

@@ -66,6 +66,10 @@ type Round struct {
 	// request of its lane is still running. Set it only when the node's
 	// client returns by its ctx's deadline: nothing else bounds that call.
 	Inline bool
+
+	// state is kept in the Round, used once, so that a round allocates
+	// its state with the Round rather than apart.
+	state roundState
 }
 
 // roundState is what the calls of a round share.
@@ -78,6 +82,7 @@ type roundState struct {
 	remaining int // nodes that have not answered
 	decided   bool
 	cut       bool          // the caller's ctx ended the round before its nodes had their time
+	returned  bool          // Run returned s.replies
 	done      chan struct{} // closed once decided
 	// deciding counts the requests still waiting for the requests they
 	// follow, until they are sent or known not to be.
@@ -85,17 +90,15 @@ type roundState struct {
 	// stragglers holds, for each node that had not answered when the
 	// round returned, its record in Round.Health (added set).
 	stragglers []straggler
-	lanes      []order
 	// The node calls' context, made from the caller's with its
 	// cancellation detached; ctx bounds the calls sent at once, and is
 	// cancelled once every node has answered.
 	parent, ctx context.Context
 	cancel      context.CancelFunc
-	// The backing arrays of replies, answered and lanes for rounds of up
-	// to inlineNodes nodes, which then allocate nothing apart.
+	// The backing arrays of replies and answered for rounds of up to
+	// inlineNodes nodes, which then allocate nothing apart.
 	replyBuf  [inlineNodes]Reply
 	answerBuf [inlineNodes]bool
-	orderBuf  [inlineNodes]order
 }
 
 // order is how one node's request of a round is sent: after prev and
@@ -109,7 +112,8 @@ type order struct {
 }
 
 // inlineNodes is the largest number of nodes whose replies roundState
-// holds without allocating them apart.
+// holds, and whose orders Run keeps on its stack, without allocating them
+// apart.
 const inlineNodes = 5
 
 // Run runs the round and returns every node's reply, in node order, as
@@ -127,12 +131,16 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
 	}
-	s := new(roundState)
+	s := &r.state
 	s.remaining = r.Nodes
+	// Each node's order is handed to its call rather than kept in s,
+	// which every round allocates.
+	var orderBuf [inlineNodes]order
+	var orders []order
 	if r.Nodes <= inlineNodes {
-		s.replies, s.answered, s.lanes = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], s.orderBuf[:r.Nodes]
+		s.replies, s.answered, orders = s.replyBuf[:r.Nodes], s.answerBuf[:r.Nodes], orderBuf[:r.Nodes]
 	} else {
-		s.replies, s.answered, s.lanes = make([]Reply, r.Nodes), make([]bool, r.Nodes), make([]order, r.Nodes)
+		s.replies, s.answered, orders = make([]Reply, r.Nodes), make([]bool, r.Nodes), make([]order, r.Nodes)
 	}
 	for _, w := range r.Wait {
 		if w {
@@ -146,7 +154,7 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	// its lane, or is not: skipped now or on an earlier round of the
 	// lanes.
 	sent := 0
-	for node := range s.lanes {
+	for node := range orders {
 		skip := node < len(r.Skip) && r.Skip[node]
 		ln := order{sent: !skip}
 		if r.Lanes != nil {
@@ -155,26 +163,31 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		if ln.sent {
 			sent++
 		}
-		s.lanes[node] = ln
+		orders[node] = ln
 	}
-	if ln := s.lanes[0]; r.Inline && r.Nodes == 1 && ln.sent && ln.prev == nil && !s.decided {
-		return r.inline(ctx, s)
+	if ln := orders[0]; r.Inline && r.Nodes == 1 && ln.sent && ln.prev == nil && !s.decided {
+		return r.inline(ctx, s, ln)
 	}
 	s.done = make(chan struct{})
 	if s.decided {
 		close(s.done)
 	}
-	s.parent = context.WithoutCancel(ctx)
+	// A ctx that can never be cancelled (Background, or one detached
+	// already) needs no detaching.
+	s.parent = ctx
+	if ctx.Done() != nil {
+		s.parent = context.WithoutCancel(ctx)
+	}
 	s.ctx, s.cancel = context.WithTimeout(s.parent, r.Timeout)
 	r.Tracker.add(sent)
-	for _, ln := range s.lanes {
+	for _, ln := range orders {
 		if ln.sent && ln.prev != nil {
 			s.deciding.Add(1)
 		}
 	}
-	for node, ln := range s.lanes {
+	for node, ln := range orders {
 		if ln.sent {
-			go r.node(s, node)
+			go r.node(s, node, ln)
 		} else if r.record(s, node, Reply{Err: ErrNotSent}, false) {
 			s.cancel()
 		}
@@ -192,19 +205,15 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.decided, s.cut = true, cut
-	if s.remaining == 0 {
-		// Every node answered: no call writes s.replies any more.
-		return s.replies
-	}
-	replies := make([]Reply, r.Nodes)
+	// The calls that answer from now on leave s.replies alone: it is the
+	// caller's.
+	s.decided, s.cut, s.returned = true, cut, true
 	var now time.Time
-	for i := range replies {
+	for i := range s.replies {
 		if s.answered[i] {
-			replies[i] = s.replies[i]
 			continue
 		}
-		replies[i] = Reply{Err: ErrPending}
+		s.replies[i] = Reply{Err: ErrPending}
 		// A request outlives a round that the others decided, or that
 		// timed out with it; one that the caller cut short is not behind
 		// anything.
@@ -217,12 +226,11 @@ func (r *Round) Run(ctx context.Context) []Reply {
 			r.Health.add(i, &s.stragglers[i])
 		}
 	}
-	return replies
+	return s.replies
 }
 
 // inline runs the call of a round's one node on the calling goroutine.
-func (r *Round) inline(ctx context.Context, s *roundState) []Reply {
-	ln := s.lanes[0]
+func (r *Round) inline(ctx context.Context, s *roundState, ln order) []Reply {
 	callCtx, cancel := context.WithTimeout(ctx, r.Timeout)
 	reply := r.Call(callCtx, 0)
 	cancel()
@@ -230,8 +238,8 @@ func (r *Round) inline(ctx context.Context, s *roundState) []Reply {
 	return s.replies
 }
 
-// node runs the request of one node on a goroutine of its own, after the
-// requests it follows, and records the reply.
+// node runs the request of one node, sent in order ln, on a goroutine of
+// its own, after the requests it follows, and records the reply.
 //
 // A request that waited for the previous one of its lane gets the whole
 // Timeout from the moment it is sent: the wait, bounded by the round's
@@ -243,9 +251,8 @@ func (r *Round) inline(ctx context.Context, s *roundState) []Reply {
 // ErrPending, is recorded at once, but the next request of its lane
 // still follows the previous ones: done is closed only once they are. A
 // lane whose first request was not sent is closed.
-func (r *Round) node(s *roundState, node int) {
+func (r *Round) node(s *roundState, node int, ln order) {
 	defer r.Tracker.Done()
-	ln := s.lanes[node]
 	ctx := s.ctx
 	if ln.prev != nil {
 		if !after(s.ctx, ln) {
@@ -306,7 +313,10 @@ func (r *Round) ended(s *roundState, node int, ln order, reply Reply) (last bool
 // request not sent.
 func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bool) {
 	s.mu.Lock()
-	s.replies[node], s.answered[node] = reply, true
+	if !s.returned {
+		s.replies[node] = reply
+	}
+	s.answered[node] = true
 	if r.Yes != nil && r.Yes(reply) {
 		s.yes++
 	} else {
