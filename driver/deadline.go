@@ -14,7 +14,9 @@ package driver
 // redlock Client until it returns, and Client.Close waits for it. When
 // HonorsDeadline reports true, locksmith may instead run a call on the
 // calling goroutine (a round on a single node does), which saves that
-// goroutine.
+// goroutine. A client need not stop at a cancellation of ctx then: a call
+// that the caller cancelled fails once the client returns, whatever the
+// node answered, and what it may have set is released.
 //
 // When a Conn does not implement DeadlineHonorer, or HonorsDeadline reports
 // false, every call runs on a goroutine of locksmith's.

@@ -133,3 +133,41 @@ func TestSingleNodeRunsInlineOnlyWhenItsConnHonoursItsDeadline(t *testing.T) {
 		}
 	}
 }
+
+// cancelMidCall is a Conn whose client honours its deadline but not a
+// cancellation, as go-redis with ContextTimeoutEnabled does: each EvalSha
+// cancels the caller's ctx, then runs to its reply.
+type cancelMidCall struct {
+	deadlineHonorer
+	cancel context.CancelFunc
+}
+
+func (c cancelMidCall) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
+	c.cancel()
+	deadline, _ := ctx.Deadline()
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	return c.deadlineHonorer.EvalSha(ctx, sha1, keys, args)
+}
+
+// A caller that cancels its ctx while an inline call runs gets no lock,
+// even though the node granted it: the reply came after the caller gave
+// up, when a round on goroutines would have returned without it, so the
+// attempt fails with the caller's ctx.Err() and is released.
+func TestInlineCallCancelledByTheCallerGrantsNothing(t *testing.T) {
+	c := newCluster(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	conn := cancelMidCall{deadlineHonorer{c.conns[0], true}, cancel}
+	client := newGatedClient(t, []driver.Conn{conn}, redlock.WithNodeTimeout(testNodeTimeout))
+	l, err := client.TryLock(ctx, "k", time.Minute)
+	if err == nil {
+		t.Fatalf("TryLock cancelled during its inline call = a lock valid until %v, want an error", l.ValidUntil())
+	}
+	if !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
+		t.Errorf("TryLock cancelled during its inline call = %v, want ErrNotAcquired and context.Canceled", err)
+	}
+	settle(t, client)
+	if n := c.keyCount(); n != 0 {
+		t.Errorf("%d keys left on the node after the cancelled TryLock, want 0", n)
+	}
+}

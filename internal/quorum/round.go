@@ -235,6 +235,13 @@ func (r *Round) inline(ctx context.Context, s *roundState, ln order) []Reply {
 	reply := r.Call(callCtx, 0)
 	cancel()
 	r.ended(s, 0, ln, reply)
+	if ctx.Err() != nil {
+		// ctx ended while the call ran, which a client that honours only
+		// its deadline does not stop at. A round on goroutines returns
+		// when ctx ends, without the reply; so does this one, so that a
+		// caller who gave up is never handed what it asked for.
+		s.replies[0] = Reply{Err: ErrPending}
+	}
 	return s.replies
 }
 
