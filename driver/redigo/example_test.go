@@ -35,6 +35,9 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
+	// Deferred after the clients' Close, so it runs first: close the
+	// locker, then the Redis clients.
+	defer locker.Close(ctx)
 	lock, err := locker.Lock(ctx, "report:daily", 30*time.Second)
 	if err != nil {
 		log.Fatal(err)
