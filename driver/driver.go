@@ -1,11 +1,10 @@
 // Package driver defines the interface between locksmith and a Redis client.
 //
-// Most programs never use this package directly: they build a [Conn] with one
-// of the adapter modules (driver/goredis, driver/redigo, driver/rueidis,
-// driver/valkeygo) and
-// hand it to redlock.New. This package is for people writing an adapter for
-// another client, and its contract is checked by the driver/drivertest
-// conformance suite. [MarkNoScript] and package driver/pubsub hold what
+// Most programs never use this package directly: they build a [Conn] with
+// one of the adapter modules (driver/goredis, driver/redigo, driver/rueidis,
+// driver/valkeygo) and hand it to redlock.New. This package is for people
+// writing an adapter for another client, and its contract is checked by the
+// driver/drivertest conformance suite. [MarkNoScript] and package driver/pubsub hold what
 // such an adapter shares with locksmith's own.
 //
 // A Conn has exactly three methods. Anything more a client can offer is an
