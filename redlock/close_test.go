@@ -83,3 +83,21 @@ func TestCloseEndsRenewalsAndWaits(t *testing.T) {
 		}
 	}
 }
+
+// A Resume of a held Lock's value on other keys makes a Lock of its own;
+// Close still releases the first one.
+func TestCloseReleasesALockWhoseValueWasResumedOnOtherKeys(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	ctx := context.Background()
+	l := mustLock(t, client, "a", time.Minute)
+	if _, err := client.Resume(ctx, "b", l.Value(), time.Minute); !errors.Is(err, redlock.ErrNotHeld) {
+		t.Fatalf("Resume of a's value on b = %v, want ErrNotHeld", err)
+	}
+	if err := client.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := c.holders(t, "a", l.Value()); got != 0 {
+		t.Errorf("%d nodes hold a after Close, want 0", got)
+	}
+}

@@ -1,7 +1,8 @@
 package redlock
 
 import (
-	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"weak"
 )
@@ -9,12 +10,36 @@ import (
 // liveLocks finds the Lock a Client handed out for a value, so that a
 // Resume of that value in the same process continues the Lock instead of
 // starting a second one whose extend rounds would not be ordered with the
-// first one's. It holds the Locks weakly: a Lock the program dropped
-// without Unlock is forgotten.
+// first one's, and so that Close finds the Locks to release. It holds the
+// Locks weakly: a Lock the program dropped without Unlock is forgotten.
+//
+// A Lock is found by its value and its names together: a Resume of a
+// held Lock's value on other keys makes a Lock of its own, which must
+// not take the held one's place.
 type liveLocks struct {
 	mu      sync.Mutex
-	byValue map[string]weak.Pointer[Lock]
+	byValue map[liveKey]weak.Pointer[Lock]
 	sweepAt int // size of byValue at which forgotten Locks are swept out
+}
+
+// liveKey finds a Lock in liveLocks: its value, its first name, and its
+// other names each prefixed with its length, "" for a Lock of one key.
+type liveKey struct {
+	value, first, rest string
+}
+
+func keyOf(value string, names []string) liveKey {
+	k := liveKey{value: value, first: names[0]}
+	if len(names) > 1 {
+		var b strings.Builder
+		for _, name := range names[1:] {
+			b.WriteString(strconv.Itoa(len(name)))
+			b.WriteByte(':')
+			b.WriteString(name)
+		}
+		k.rest = b.String()
+	}
+	return k
 }
 
 // minSweep is the smallest size of liveLocks at which it sweeps.
@@ -28,13 +53,14 @@ func (s *liveLocks) add(l *Lock) *Lock {
 	return l
 }
 
-// store records l; the caller holds s.mu.
+// store records l, a Lock that no other goroutine has yet; the caller
+// holds s.mu.
 func (s *liveLocks) store(l *Lock) {
 	if s.byValue == nil {
-		s.byValue = make(map[string]weak.Pointer[Lock])
+		s.byValue = make(map[liveKey]weak.Pointer[Lock])
 	}
 	sweep(s.byValue, &s.sweepAt)
-	s.byValue[l.value] = weak.Make(l)
+	s.byValue[keyOf(l.value, l.req.names)] = weak.Make(l)
 }
 
 // findOrAdd returns the live Lock holding value on names, or else the
@@ -44,7 +70,7 @@ func (s *liveLocks) store(l *Lock) {
 func (s *liveLocks) findOrAdd(value string, names []string, newLock func() *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.byValue[value].Value(); l != nil && slices.Equal(l.names(), names) {
+	if l := s.byValue[keyOf(value, names)].Value(); l != nil {
 		return l
 	}
 	l := newLock()
