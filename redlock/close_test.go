@@ -3,9 +3,12 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/locksmith-go/locksmith/driver"
 	"github.com/locksmith-go/locksmith/redlock"
 	"github.com/locksmith-go/locksmith/redlock/observe"
 )
@@ -99,5 +102,73 @@ func TestCloseReleasesALockWhoseValueWasResumedOnOtherKeys(t *testing.T) {
 	}
 	if got := c.holders(t, "a", l.Value()); got != 0 {
 		t.Errorf("%d nodes hold a after Close, want 0", got)
+	}
+}
+
+// gatedNotifier holds each Subscribe until gate is closed, after telling
+// entered.
+type gatedNotifier struct {
+	driver.Notifier
+	entered chan<- struct{}
+	gate    <-chan struct{}
+}
+
+func (g gatedNotifier) Subscribe(ctx context.Context, channel string, deliver func(string)) (func(), error) {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	<-g.gate
+	return g.Notifier.Subscribe(ctx, channel, deliver)
+}
+
+// A Lock call that Close finds subscribing to its key's releases, before
+// its first wait, makes no attempt after that: it returns ErrClosed.
+func TestCloseDuringTheFirstSubscriptionEndsTheLockCall(t *testing.T) {
+	_, conns := notifyingNodes(t, 3)
+	entered := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	gated := make([]driver.Conn, len(conns))
+	for i, conn := range conns {
+		gated[i] = gatedNotifier{Notifier: conn.(driver.Notifier), entered: entered, gate: gate}
+	}
+	ctx := context.Background()
+	holder, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(t, holder)
+	if _, err := holder.Lock(ctx, "k", time.Minute); err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	var values atomic.Int64
+	client, err := redlock.New(gated, redlock.WithNodeTimeout(testNodeTimeout), countingValues(&values),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(neverPoll, 0, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := make(chan error, 1)
+	go func() {
+		_, err := client.Lock(ctx, "k", time.Minute)
+		locked <- err
+	}()
+	<-entered // refused once, the call subscribes
+	closed := make(chan error, 1)
+	go func() { closed <- client.Close(ctx) }()
+	for {
+		if _, err := client.Inspect(ctx, "other"); errors.Is(err, redlock.ErrClosed) {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(gate)
+	if err := <-locked; !errors.Is(err, redlock.ErrClosed) || !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Errorf("Lock subscribing when Close was called = %v, want ErrClosed and ErrNotAcquired", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if got := values.Load(); got != 1 {
+		t.Errorf("the Lock call made %d attempts, want 1: none after Close", got)
 	}
 }
