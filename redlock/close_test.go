@@ -172,3 +172,122 @@ func TestCloseDuringTheFirstSubscriptionEndsTheLockCall(t *testing.T) {
 		t.Errorf("the Lock call made %d attempts, want 1: none after Close", got)
 	}
 }
+
+// A Close whose ctx ends while a request it waits for is held up returns
+// ctx.Err(); a later Close waits for that request, and the lock is
+// released on every node, the one that held the request up included.
+func TestCloseAgainAfterItsCtxEnded(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	l := mustLock(t, client, "k", time.Minute)
+	free := stallCalls(c.faults[0], everyCall)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := client.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close with its ctx ended while node 0 holds up the release = %v, want context.Canceled", err)
+	}
+	if err := l.Unlock(context.Background()); !errors.Is(err, redlock.ErrClosed) {
+		t.Errorf("Unlock after Close = %v, want ErrClosed", err)
+	}
+	free()
+	if err := client.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if got := c.holders(t, "k", l.Value()); got != 0 {
+		t.Errorf("%d nodes hold k after the second Close, want 0", got)
+	}
+}
+
+// A lock that a Lock call in flight when Close was called gets is
+// released by Close.
+func TestCloseReleasesALockGrantedWhileItRuns(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(time.Minute))
+	var frees []func()
+	entered := make(chan struct{}, 3)
+	for _, f := range c.faults {
+		var calls atomic.Int32
+		frees = append(frees, stallCalls(f, func(string) bool {
+			if calls.Add(1) == 1 {
+				entered <- struct{}{}
+				return true
+			}
+			return false
+		}))
+	}
+	ctx := context.Background()
+	locked := make(chan *redlock.Lock, 1)
+	go func() {
+		l, err := client.Lock(ctx, "k", time.Hour)
+		if err != nil {
+			t.Errorf("Lock in flight when Close was called: %v", err)
+		}
+		locked <- l
+	}()
+	for range c.faults {
+		<-entered
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- client.Close(ctx) }()
+	for {
+		if _, err := client.Inspect(ctx, "other"); errors.Is(err, redlock.ErrClosed) {
+			break
+		}
+		runtime.Gosched()
+	}
+	for _, free := range frees {
+		free()
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	l := <-locked
+	if l == nil {
+		return
+	}
+	if got := c.holders(t, "k", l.Value()); got != 0 {
+		t.Errorf("%d nodes hold k after Close, want 0", got)
+	}
+	if !l.ValidUntil().IsZero() {
+		t.Errorf("ValidUntil after Close = %v from now, want zero", time.Until(l.ValidUntil()))
+	}
+}
+
+// Close ends a Lock call waiting for a release notification, and the
+// call's subscriptions with it.
+func TestCloseEndsAWaitForANotification(t *testing.T) {
+	servers, conns := notifyingNodes(t, 3)
+	ctx := context.Background()
+	holder, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(t, holder)
+	if _, err := holder.Lock(ctx, "k", time.Minute); err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	var values atomic.Int64
+	client, err := redlock.New(conns, redlock.WithNodeTimeout(testNodeTimeout), countingValues(&values),
+		redlock.WithRetryStrategy(redlock.ConstantBackoff(neverPoll, 0, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := make(chan error, 1)
+	go func() {
+		_, err := client.Lock(ctx, "k", time.Minute)
+		locked <- err
+	}()
+	// The call subscribes after its first attempt, tries once more at
+	// once, and then waits.
+	eventually(t, "the second attempt and the subscriptions", func() bool {
+		return values.Load() == 2 && allEqual(subscribers(servers, "k"), 1)
+	})
+	if err := client.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-locked; !errors.Is(err, redlock.ErrClosed) || !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Errorf("Lock waiting for a notification, after Close = %v, want ErrClosed and ErrNotAcquired", err)
+	}
+	// The server learns of the end of a subscription a moment later.
+	eventually(t, "subscriptions ended", func() bool { return allEqual(subscribers(servers, "k"), 0) })
+}
