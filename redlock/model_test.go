@@ -90,8 +90,8 @@ func TestLockModel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps; %d acquired it with a node skipped), %d steps, %d checks, %d extend rounds, %d faults injected",
-		len(seeds), stats.unacquired.Load(), stats.skipped.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
+	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps; %d acquired it with a node skipped), %d Close calls mid-schedule, %d steps, %d checks, %d extend rounds, %d faults injected",
+		len(seeds), stats.unacquired.Load(), stats.skipped.Load(), stats.closes.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
 	if stats.unacquired.Load() > int64(len(seeds))/2 {
 		t.Errorf("%d of %d schedules could not acquire their lock: the model checked too little", stats.unacquired.Load(), len(seeds))
 	}
@@ -103,7 +103,7 @@ func TestLockModel(t *testing.T) {
 const modelNodeTimeout = 60 * time.Millisecond
 
 type modelStats struct {
-	unacquired, steps, checks, rounds, faults, skipped atomic.Int64
+	unacquired, steps, checks, rounds, faults, skipped, closes atomic.Int64
 }
 
 // clockedNode is an in-process node whose keys expire in real time: the
@@ -426,6 +426,7 @@ func (s *schedule) worker(g int, rng *rand.Rand) {
 		case p < 72:
 			s.unlock(ctx)
 		case p < 74:
+			s.stats.closes.Add(1)
 			s.closeClient(ctx, rng.IntN(2) == 0)
 		default:
 			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
