@@ -1,8 +1,7 @@
 package redlock
 
 import (
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"weak"
 )
@@ -13,34 +12,21 @@ import (
 // first one's, and so that Close finds the Locks to release. It holds the
 // Locks weakly: a Lock the program dropped without Unlock is forgotten.
 //
-// A Lock is found by its value and its names together: a Resume of a
-// held Lock's value on other keys makes a Lock of its own, which must
-// not take the held one's place.
+// A value has one Lock, unless Resume took it on keys that its Lock does
+// not hold: such a Lock, of one key, is kept apart, and must not take the
+// first one's place.
 type liveLocks struct {
 	mu      sync.Mutex
-	byValue map[liveKey]weak.Pointer[Lock]
-	sweepAt int // size of byValue at which forgotten Locks are swept out
+	byValue map[string]weak.Pointer[Lock] // the first Lock of each value
+	sweepAt int                           // size of byValue at which forgotten Locks are swept out
+	// others holds the Locks that Resume made for a value whose first
+	// Lock holds other keys.
+	others        map[otherKey]weak.Pointer[Lock]
+	othersSweepAt int
 }
 
-// liveKey finds a Lock in liveLocks: its value, its first name, and its
-// other names each prefixed with its length, "" for a Lock of one key.
-type liveKey struct {
-	value, first, rest string
-}
-
-func keyOf(value string, names []string) liveKey {
-	k := liveKey{value: value, first: names[0]}
-	if len(names) > 1 {
-		var b strings.Builder
-		for _, name := range names[1:] {
-			b.WriteString(strconv.Itoa(len(name)))
-			b.WriteByte(':')
-			b.WriteString(name)
-		}
-		k.rest = b.String()
-	}
-	return k
-}
+// otherKey finds a Lock in liveLocks.others.
+type otherKey struct{ value, name string }
 
 // minSweep is the smallest size of liveLocks at which it sweeps.
 const minSweep = 64
@@ -49,32 +35,49 @@ const minSweep = 64
 func (s *liveLocks) add(l *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.store(l)
+	if s.byValue == nil {
+		s.byValue = make(map[string]weak.Pointer[Lock])
+	}
+	sweep(s.byValue, &s.sweepAt)
+	s.byValue[l.value] = weak.Make(l)
 	return l
 }
 
-// store records l, a Lock that no other goroutine has yet; the caller
-// holds s.mu.
-func (s *liveLocks) store(l *Lock) {
-	if s.byValue == nil {
-		s.byValue = make(map[liveKey]weak.Pointer[Lock])
-	}
-	sweep(s.byValue, &s.sweepAt)
-	s.byValue[keyOf(l.value, l.req.names)] = weak.Make(l)
-}
-
-// findOrAdd returns the live Lock holding value on names, or else the
+// findOrAdd returns the live Lock holding value on name, or else the
 // Lock that newLock makes, recorded before any other call can look:
 // two Resumes of one value at once get one Lock, and take their turns on
-// it.
-func (s *liveLocks) findOrAdd(value string, names []string, newLock func() *Lock) *Lock {
+// it. It returns nil when the first Lock of value holds name among other
+// keys: a Lock of name alone would shorten or lengthen the key without
+// that Lock knowing.
+func (s *liveLocks) findOrAdd(value, name string, newLock func() *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.byValue[keyOf(value, names)].Value(); l != nil {
-		return l
+	first := s.byValue[value].Value()
+	if first != nil {
+		switch names := first.names(); {
+		case len(names) == 1 && names[0] == name:
+			return first
+		case slices.Contains(names, name):
+			return nil
+		}
+		if l := s.others[otherKey{value, name}].Value(); l != nil {
+			return l
+		}
 	}
 	l := newLock()
-	s.store(l)
+	if first == nil {
+		if s.byValue == nil {
+			s.byValue = make(map[string]weak.Pointer[Lock])
+		}
+		sweep(s.byValue, &s.sweepAt)
+		s.byValue[value] = weak.Make(l)
+		return l
+	}
+	if s.others == nil {
+		s.others = make(map[otherKey]weak.Pointer[Lock])
+	}
+	sweep(s.others, &s.othersSweepAt)
+	s.others[otherKey{value, name}] = weak.Make(l)
 	return l
 }
 
@@ -97,8 +100,13 @@ func sweep[K comparable, V any](m map[K]weak.Pointer[V], sweepAt *int) {
 func (s *liveLocks) all() []*Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	locks := make([]*Lock, 0, len(s.byValue))
+	locks := make([]*Lock, 0, len(s.byValue)+len(s.others))
 	for _, p := range s.byValue {
+		if l := p.Value(); l != nil {
+			locks = append(locks, l)
+		}
+	}
+	for _, p := range s.others {
 		if l := p.Value(); l != nil {
 			locks = append(locks, l)
 		}
