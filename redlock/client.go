@@ -166,7 +166,7 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 	if l == nil {
 		return nil, invalidf("value held by a Lock of this Client on %s among other keys", keytext.Quote(key))
 	}
-	if err := l.takeTurn(ctx, nil); err != nil {
+	if err := l.takeCallTurn(ctx); err != nil {
 		return nil, err
 	}
 	defer l.endTurn()

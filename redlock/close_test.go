@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,4 +291,69 @@ func TestCloseEndsAWaitForANotification(t *testing.T) {
 	}
 	// The server learns of the end of a subscription a moment later.
 	eventually(t, "subscriptions ended", func() bool { return allEqual(subscribers(servers, "k"), 0) })
+}
+
+// An Extend waiting for the turn of another extend round when Close is
+// called returns ErrClosed, as a Lock call waiting to retry does, rather
+// than start its round once the other has ended.
+func TestCloseEndsAnExtendWaitingForItsTurn(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(10*time.Second))
+	l := mustLock(t, client, "k", time.Minute)
+	ctx := context.Background()
+	entered := make(chan struct{}, 3)
+	var frees []func()
+	for _, f := range c.faults {
+		var calls atomic.Int32
+		frees = append(frees, stallCalls(f, func(string) bool {
+			if calls.Add(1) == 1 {
+				entered <- struct{}{}
+			}
+			return true
+		}))
+	}
+	first := make(chan error, 1)
+	go func() { first <- l.Extend(ctx, time.Minute) }()
+	for range c.faults {
+		<-entered // the first Extend's round holds the turn
+	}
+	second := make(chan error, 1)
+	waiting := make(chan struct{})
+	go func() { second <- l.Extend(doneWatch{ctx, waiting, new(sync.Once)}, time.Minute) }()
+	<-waiting // the second Extend waits for its turn
+	closed := make(chan error, 1)
+	go func() { closed <- client.Close(ctx) }()
+	for {
+		kctx, stop := l.KeepAlive(ctx)
+		stop()
+		if errors.Is(context.Cause(kctx), redlock.ErrClosed) {
+			break
+		}
+		runtime.Gosched()
+	}
+	for _, free := range frees {
+		free()
+	}
+	if err := <-first; err != nil {
+		t.Errorf("Extend whose round ran when Close was called: %v", err)
+	}
+	if err := <-second; !errors.Is(err, redlock.ErrClosed) {
+		t.Errorf("Extend waiting for its turn when Close was called = %v, want ErrClosed", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// doneWatch is a Context that closes called the first time its Done
+// method is, as a call does once it waits on the Context.
+type doneWatch struct {
+	context.Context
+	called chan struct{}
+	once   *sync.Once
+}
+
+func (d doneWatch) Done() <-chan struct{} {
+	d.once.Do(func() { close(d.called) })
+	return d.Context.Done()
 }
