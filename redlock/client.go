@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/keytext"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
@@ -144,7 +145,9 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 // rounds, and returns it (ErrReleased once it was unlocked); Resume calls
 // of one value that run at once share one Lock the same way: two Locks of
 // one value would each believe only their own rounds. Two processes must
-// not use one value at once, for the same reason.
+// not use one value at once, for the same reason; and Resume of one key of
+// a Lock of c over several keys fails with an error matching
+// ErrInvalidArgument.
 func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
 	if err := c.enter(ctx); err != nil {
 		return nil, err
@@ -157,10 +160,13 @@ func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	l := c.live.findOrAdd(value, req.names, func() *Lock {
+	l := c.live.findOrAdd(value, key, func() *Lock {
 		return newLock(c, req, value, 0, time.Time{}, c.order.lanes(req))
 	})
-	if err := l.takeTurn(ctx, nil); err != nil {
+	if l == nil {
+		return nil, invalidf("value held by a Lock of this Client on %s among other keys", keytext.Quote(key))
+	}
+	if err := l.takeCallTurn(ctx); err != nil {
 		return nil, err
 	}
 	defer l.endTurn()

@@ -9,7 +9,8 @@ import (
 
 // Close ends what c owns and waits for it: once Close is called, every
 // call of c returns ErrClosed, a Lock call waiting to retry returns an
-// error matching ErrClosed and ErrNotAcquired, and the renewals of
+// error matching ErrClosed and ErrNotAcquired, an Extend or Resume waiting
+// for another extend round of its Lock returns ErrClosed, and the renewals of
 // KeepAlive and Do stop, their contexts cancelled with ErrClosed as the
 // cause. Once the calls in progress have returned, Close releases the
 // locks that c handed out and the program still refers to, unless Unlock

@@ -270,3 +270,31 @@ func TestConcurrentResumesOfOneValueShareALock(t *testing.T) {
 		}
 	}
 }
+
+// Resume of one key of a live Lock over several keys, with its value,
+// would make a second Lock of one value whose rounds the first one does
+// not see: a shorter TTL would leave the first Lock's ValidUntil past the
+// key's expiry on the nodes. Resume refuses it.
+func TestResumeOfOneKeyOfALiveMultiKeyLock(t *testing.T) {
+	c := newCluster(t, 3)
+	client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+	ctx := context.Background()
+	l, err := client.LockMulti(ctx, []string{"a", "b"}, time.Minute)
+	if err != nil {
+		t.Fatalf("LockMulti: %v", err)
+	}
+	c.settle(t)
+	got, err := client.Resume(ctx, "a", l.Value(), time.Second)
+	if !errors.Is(err, redlock.ErrInvalidArgument) {
+		t.Errorf("Resume of a, one key of a live Lock on a and b = %v, want ErrInvalidArgument", err)
+	}
+	c.settle(t)
+	for i, s := range c.servers {
+		if ttl := s.TTL("a"); ttl < l.TTL()-time.Second {
+			t.Errorf("node %d: a expires in %v, the Lock on a and b reports %v", i, ttl, l.TTL())
+		}
+	}
+	if got != nil && got != l {
+		_ = got.Unlock(ctx)
+	}
+}

@@ -109,11 +109,13 @@ func (c *Client) notifiers() []driver.Notifier {
 // On its first wait the call joins the queues of its keys, subscribing on
 // the nodes for a key no one waited for before. A call that has just set up
 // those subscriptions does not wait at all: a release between its refused
-// attempt and its subscription would have gone unheard.
+// attempt and its subscription would have gone unheard. A wait that ends
+// once the Client is closed returns ErrClosed however it ended, so that no
+// attempt starts after Close.
 func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) error {
 	if w.keys == nil && w.client.notifiers() != nil {
 		if w.join(ctx, req) {
-			return ctx.Err()
+			return w.ended(ctx)
 		}
 	}
 	if w.timer == nil {
@@ -130,7 +132,17 @@ func (w *waiter) wait(ctx context.Context, req request, delay time.Duration) err
 	case <-w.client.closed:
 		return ErrClosed
 	}
-	return nil
+	return w.ended(ctx)
+}
+
+// ended returns ErrClosed once the Client is closed, else ctx.Err().
+func (w *waiter) ended(ctx context.Context) error {
+	select {
+	case <-w.client.closed:
+		return ErrClosed
+	default:
+		return ctx.Err()
+	}
 }
 
 // join puts w at the end of the queues of req's keys and reports whether

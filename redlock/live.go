@@ -9,13 +9,24 @@ import (
 // liveLocks finds the Lock a Client handed out for a value, so that a
 // Resume of that value in the same process continues the Lock instead of
 // starting a second one whose extend rounds would not be ordered with the
-// first one's. It holds the Locks weakly: a Lock the program dropped
-// without Unlock is forgotten.
+// first one's, and so that Close finds the Locks to release. It holds the
+// Locks weakly: a Lock the program dropped without Unlock is forgotten.
+//
+// A value has one Lock, unless Resume took it on keys that its Lock does
+// not hold: such a Lock, of one key, is kept apart, and must not take the
+// first one's place.
 type liveLocks struct {
 	mu      sync.Mutex
-	byValue map[string]weak.Pointer[Lock]
-	sweepAt int // size of byValue at which forgotten Locks are swept out
+	byValue map[string]weak.Pointer[Lock] // the first Lock of each value
+	sweepAt int                           // size of byValue at which forgotten Locks are swept out
+	// others holds the Locks that Resume made for a value whose first
+	// Lock holds other keys.
+	others        map[otherKey]weak.Pointer[Lock]
+	othersSweepAt int
 }
+
+// otherKey finds a Lock in liveLocks.others.
+type otherKey struct{ value, name string }
 
 // minSweep is the smallest size of liveLocks at which it sweeps.
 const minSweep = 64
@@ -24,31 +35,49 @@ const minSweep = 64
 func (s *liveLocks) add(l *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.store(l)
-	return l
-}
-
-// store records l; the caller holds s.mu.
-func (s *liveLocks) store(l *Lock) {
 	if s.byValue == nil {
 		s.byValue = make(map[string]weak.Pointer[Lock])
 	}
 	sweep(s.byValue, &s.sweepAt)
 	s.byValue[l.value] = weak.Make(l)
+	return l
 }
 
-// findOrAdd returns the live Lock holding value on names, or else the
+// findOrAdd returns the live Lock holding value on name, or else the
 // Lock that newLock makes, recorded before any other call can look:
 // two Resumes of one value at once get one Lock, and take their turns on
-// it.
-func (s *liveLocks) findOrAdd(value string, names []string, newLock func() *Lock) *Lock {
+// it. It returns nil when the first Lock of value holds name among other
+// keys: a Lock of name alone would shorten or lengthen the key without
+// that Lock knowing.
+func (s *liveLocks) findOrAdd(value, name string, newLock func() *Lock) *Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l := s.byValue[value].Value(); l != nil && slices.Equal(l.names(), names) {
-		return l
+	first := s.byValue[value].Value()
+	if first != nil {
+		switch names := first.names(); {
+		case len(names) == 1 && names[0] == name:
+			return first
+		case slices.Contains(names, name):
+			return nil
+		}
+		if l := s.others[otherKey{value, name}].Value(); l != nil {
+			return l
+		}
 	}
 	l := newLock()
-	s.store(l)
+	if first == nil {
+		if s.byValue == nil {
+			s.byValue = make(map[string]weak.Pointer[Lock])
+		}
+		sweep(s.byValue, &s.sweepAt)
+		s.byValue[value] = weak.Make(l)
+		return l
+	}
+	if s.others == nil {
+		s.others = make(map[otherKey]weak.Pointer[Lock])
+	}
+	sweep(s.others, &s.othersSweepAt)
+	s.others[otherKey{value, name}] = weak.Make(l)
 	return l
 }
 
@@ -71,8 +100,13 @@ func sweep[K comparable, V any](m map[K]weak.Pointer[V], sweepAt *int) {
 func (s *liveLocks) all() []*Lock {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	locks := make([]*Lock, 0, len(s.byValue))
+	locks := make([]*Lock, 0, len(s.byValue)+len(s.others))
 	for _, p := range s.byValue {
+		if l := p.Value(); l != nil {
+			locks = append(locks, l)
+		}
+	}
+	for _, p := range s.others {
 		if l := p.Value(); l != nil {
 			locks = append(locks, l)
 		}

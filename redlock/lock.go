@@ -168,7 +168,8 @@ func (l *Lock) TTL() time.Duration {
 // Extend is refused without contacting any node when the lock's validity
 // has already passed (ErrExpired) or Unlock was called (ErrReleased). It
 // waits for an extend round of the lock already in flight (another Extend,
-// a renewal) to end, or for ctx. When a quorum does not confirm, it returns
+// a renewal) to end, or for ctx; when the Client is closed meanwhile it
+// returns ErrClosed. When a quorum does not confirm, it returns
 // a *QuorumError matching ErrNotHeld and ValidUntil does not move later.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := l.check("Extend"); err != nil {
@@ -182,7 +183,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := l.takeTurn(ctx, nil); err != nil {
+	if err := l.takeCallTurn(ctx); err != nil {
 		return err
 	}
 	defer l.endTurn()
@@ -220,6 +221,16 @@ func (l *Lock) takeTurn(ctx context.Context, stop <-chan struct{}) error {
 // errStopped is returned by takeTurn when renewal was stopped while it
 // waited; it never reaches a caller.
 var errStopped = errors.New("redlock: renewal stopped")
+
+// takeCallTurn is takeTurn for a call of the Client (Extend, Resume): it
+// returns ErrClosed when the Client is closed while the call waits, as a
+// Lock call waiting to retry does.
+func (l *Lock) takeCallTurn(ctx context.Context) error {
+	if err := l.takeTurn(ctx, l.client.closed); err != errStopped {
+		return err
+	}
+	return ErrClosed
+}
 
 // endTurn lets the next extend round of l start.
 func (l *Lock) endTurn() { <-l.turn }

@@ -30,7 +30,8 @@ var (
 // TestLockModel is a model-based test of one Lock used by many goroutines
 // at once. Each schedule acquires a lock, then three goroutines run random
 // sequences of Extend (random TTLs), KeepAlive and its stop, Resume of the
-// lock's value and Unlock on it, while every request to the nodes may be
+// lock's value, Unlock on it and Close of the Client (with a ctx that may
+// have ended already), while every request to the nodes may be
 // delayed, dropped, applied with its reply lost, applied twice, or applied
 // late (after requests sent later). A checker reads the nodes' real key
 // expiry after every step and in a loop of its own, and asserts that
@@ -43,7 +44,11 @@ var (
 //     no extend round starts after the release round, and Resume of the
 //     lock's value returns the same Lock;
 //   - after a confirmed Unlock, only nodes whose release failed still hold
-//     the key.
+//     the key;
+//   - once Close was called, Extend, Unlock and Resume return ErrClosed; a
+//     Close that returned nil has cancelled every KeepAlive context and
+//     released the lock (ValidUntil is zero), and no extend or release
+//     round starts after it returned. Every schedule ends with a Close.
 //
 // A schedule is random but not replayable to the interleaving: a failing
 // seed is printed, and -lockmodel.seed runs it again with the same choices.
@@ -85,8 +90,8 @@ func TestLockModel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps; %d acquired it with a node skipped), %d steps, %d checks, %d extend rounds, %d faults injected",
-		len(seeds), stats.unacquired.Load(), stats.skipped.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
+	t.Logf("%d schedules (%d could not acquire their lock without faults and ran no steps; %d acquired it with a node skipped), %d Close calls mid-schedule, %d steps, %d checks, %d extend rounds, %d faults injected",
+		len(seeds), stats.unacquired.Load(), stats.skipped.Load(), stats.closes.Load(), stats.steps.Load(), stats.checks.Load(), stats.rounds.Load(), stats.faults.Load())
 	if stats.unacquired.Load() > int64(len(seeds))/2 {
 		t.Errorf("%d of %d schedules could not acquire their lock: the model checked too little", stats.unacquired.Load(), len(seeds))
 	}
@@ -98,7 +103,7 @@ func TestLockModel(t *testing.T) {
 const modelNodeTimeout = 60 * time.Millisecond
 
 type modelStats struct {
-	unacquired, steps, checks, rounds, faults, skipped atomic.Int64
+	unacquired, steps, checks, rounds, faults, skipped, closes atomic.Int64
 }
 
 // clockedNode is an in-process node whose keys expire in real time: the
@@ -207,8 +212,11 @@ type schedule struct {
 	keepAlives   map[int]*keepAlive // by goroutine
 	extendStarts []time.Time        // of every extend round
 	releases     []observe.RoundInfo
-	unlocked     bool // an Unlock returned nil or ErrExpired
+	unlocked     bool      // an Unlock returned nil or ErrExpired
+	closedAt     time.Time // when the first Close that returned nil did
 	stats        *modelStats
+
+	closeCalled atomic.Bool // set before each Close is called
 }
 
 type keepAlive struct {
@@ -365,6 +373,7 @@ func (s *schedule) run() {
 			s.mu.Unlock()
 		}
 	}
+	s.closeClient(ctx, false)
 	s.settle()
 	s.checkReleased()
 	if s.skipped >= 0 {
@@ -416,6 +425,9 @@ func (s *schedule) worker(g int, rng *rand.Rand) {
 			}
 		case p < 72:
 			s.unlock(ctx)
+		case p < 74:
+			s.stats.closes.Add(1)
+			s.closeClient(ctx, rng.IntN(2) == 0)
 		default:
 			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
 		}
@@ -427,18 +439,31 @@ func (s *schedule) extend(ctx context.Context, ttl time.Duration) {
 	s.mu.Lock()
 	unlocked := s.unlocked
 	s.mu.Unlock()
+	closed := s.closeCalled.Load()
 	err := s.lock.Extend(ctx, ttl)
-	if unlocked && !errors.Is(err, redlock.ErrReleased) {
+	switch {
+	case closed && !errors.Is(err, redlock.ErrClosed):
+		s.violate("Extend after Close was called returned %v, want ErrClosed", err)
+	case errors.Is(err, redlock.ErrClosed) && s.closeCalled.Load():
+		// Close was called while the Extend waited for its turn.
+	case !closed && unlocked && !errors.Is(err, redlock.ErrReleased):
 		s.violate("Extend after a confirmed Unlock returned %v, want ErrReleased", err)
 	}
 }
 
 func (s *schedule) unlock(ctx context.Context) {
+	closed := s.closeCalled.Load()
 	err := s.lock.Unlock(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil || errors.Is(err, redlock.ErrExpired) {
 		s.unlocked = true
+	}
+	if closed || errors.Is(err, redlock.ErrClosed) {
+		if !errors.Is(err, redlock.ErrClosed) {
+			s.violations = append(s.violations, fmt.Sprintf("Unlock after Close was called returned %v, want ErrClosed", err))
+		}
+		return // the KeepAlive contexts end with Close
 	}
 	for g, ka := range s.keepAlives {
 		select {
@@ -446,6 +471,43 @@ func (s *schedule) unlock(ctx context.Context) {
 		default:
 			s.violations = append(s.violations, fmt.Sprintf("KeepAlive context of goroutine %d still open after Unlock returned", g))
 		}
+	}
+}
+
+// closeClient closes the schedule's Client, with a ctx that has ended
+// already when cancelled is set, and checks what a Close that returned nil
+// promises.
+func (s *schedule) closeClient(ctx context.Context, cancelled bool) {
+	if cancelled {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		cancel()
+	}
+	s.closeCalled.Store(true)
+	err := s.client.Close(ctx)
+	now := time.Now()
+	switch {
+	case cancelled && errors.Is(err, context.Canceled):
+		return
+	case err != nil:
+		s.violate("Close = %v, want nil", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closedAt.IsZero() {
+		s.closedAt = now
+	}
+	for g, ka := range s.keepAlives {
+		if ka.ctx.Err() == nil {
+			s.violations = append(s.violations, fmt.Sprintf("KeepAlive context of goroutine %d still open after Close returned", g))
+		}
+	}
+	if until := s.lock.ValidUntil(); !until.IsZero() {
+		s.violations = append(s.violations, fmt.Sprintf("ValidUntil %v from now after Close returned, want zero", time.Until(until)))
+	}
+	if _, err := s.client.Resume(context.Background(), s.key, s.value, time.Second); !errors.Is(err, redlock.ErrClosed) {
+		s.violations = append(s.violations, fmt.Sprintf("Resume after Close = %v, want ErrClosed", err))
 	}
 }
 
@@ -507,7 +569,19 @@ func (s *schedule) check(where string) {
 func (s *schedule) checkReleased() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.unlocked || len(s.releases) == 0 {
+	if !s.closedAt.IsZero() {
+		for _, start := range s.extendStarts {
+			if start.After(s.closedAt) {
+				s.violations = append(s.violations, fmt.Sprintf("an extend round started %v after Close returned", start.Sub(s.closedAt)))
+			}
+		}
+		for _, r := range s.releases {
+			if r.Start.After(s.closedAt) {
+				s.violations = append(s.violations, fmt.Sprintf("a release round started %v after Close returned", r.Start.Sub(s.closedAt)))
+			}
+		}
+	}
+	if (!s.unlocked && s.closedAt.IsZero()) || len(s.releases) == 0 {
 		return
 	}
 	first := s.releases[0].Start

@@ -502,3 +502,23 @@ func TestRoundWaitingForNoNodeReturnsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// An inline call that fails because the caller cancelled its ctx says
+// nothing of the node: the node does not become failing, as it would not
+// with its call on a goroutine of its own, detached from the cancellation.
+func TestHealthIgnoresInlineCallsCancelledByTheCaller(t *testing.T) {
+	h := NewHealth(1)
+	for range FailLimit {
+		ctx, cancel := context.WithCancel(context.Background())
+		r := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Inline: true, Health: h, Call: func(ctx context.Context, node int) Reply {
+			cancel()
+			return Reply{Err: ctx.Err()}
+		}}
+		if got := r.Run(ctx); got[0].Err != ErrPending {
+			t.Fatalf("inline call cancelled by the caller: %v, want ErrPending", got[0].Err)
+		}
+	}
+	if h.Failed(0) {
+		t.Errorf("node failing after %d inline calls that the caller cancelled, want not", FailLimit)
+	}
+}

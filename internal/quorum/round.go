@@ -234,14 +234,23 @@ func (r *Round) inline(ctx context.Context, s *roundState, ln order) []Reply {
 	callCtx, cancel := context.WithTimeout(ctx, r.Timeout)
 	reply := r.Call(callCtx, 0)
 	cancel()
-	r.ended(s, 0, ln, reply)
-	if ctx.Err() != nil {
-		// ctx ended while the call ran, which a client that honours only
-		// its deadline does not stop at. A round on goroutines returns
-		// when ctx ends, without the reply; so does this one, so that a
-		// caller who gave up is never handed what it asked for.
-		s.replies[0] = Reply{Err: ErrPending}
+	if ctx.Err() == nil {
+		r.ended(s, 0, ln, reply)
+		return s.replies
 	}
+	// ctx ended while the call ran, which a client that honours only its
+	// deadline does not stop at. A round on goroutines returns when ctx
+	// ends, without the reply; so does this one, so that a caller who
+	// gave up is never handed what it asked for. The call's end, perhaps
+	// the cancellation's error, says nothing of the node, whose call on
+	// a goroutine would not have been cancelled: the round is cut short,
+	// and Health records none of it.
+	if ln.done != nil {
+		close(ln.done)
+	}
+	s.cut = true
+	r.record(s, 0, reply, true)
+	s.replies[0] = Reply{Err: ErrPending}
 	return s.replies
 }
 
