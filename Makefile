@@ -45,10 +45,10 @@ test-integration: deps
 chaos: deps
 	cd integration && LOCKSMITH_BACKEND=process $(GO) test -race -count=1 -v -timeout 15m ./chaos -chaos=short -chaos.seed=1
 
-## chaos-long: the long profile (at least 100,000 grants and 1,000 faults in
-## the safe phase), without the race detector so that the machine's CPU goes
-## to the workload (make chaos runs the same code with -race); report in
-## integration/chaos/results/long.json
+## chaos-long: the long profile (at least 100,000 grants, 20,000 of them
+## permits, and 1,000 faults in the safe phase), without the race detector
+## so that the machine's CPU goes to the workload (make chaos runs the same
+## code with -race); report in integration/chaos/results/long.json
 chaos-long: deps
 	cd integration && LOCKSMITH_BACKEND=process nice -n 10 $(GO) test -count=1 -v -timeout 90m ./chaos -chaos=long -chaos.seed=1
 

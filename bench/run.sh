@@ -31,7 +31,10 @@
 # round trip (BenchmarkDelayed: every node behind a proxy adding 250µs each
 # way), in about 5 minutes with COUNT=6;
 # BENCH='Delayed LockUnlock/mode=serial/nodes=1/' adds the loopback serial
-# N = 1 row to it. Timings are reported, never asserted.
+# N = 1 row to it. BENCH=Semaphore GRAY=none ./run.sh runs only the
+# semaphore benchmarks (BenchmarkSemaphoreUncontended and
+# BenchmarkSemaphoreContended), in about 9 minutes with COUNT=5. Timings are
+# reported, never asserted.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -105,7 +108,7 @@ if [[ $patterns != none ]]; then
 	echo "loadavg-after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 
 	go run "$benchstat" "$raw" >"$table"
-	go run "$benchstat" -col /lib -row .name,/mode,/delay,/nodes "$raw" >"$bylib"
+	go run "$benchstat" -col /lib -row .name,/mode,/delay,/nodes,/limit,/hold,/think "$raw" >"$bylib"
 	go run ./cmd/ratios "$raw" >"$ratios"
 
 	echo

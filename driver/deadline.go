@@ -7,18 +7,13 @@ package driver
 // stalls (accepts connections and never answers); drivertest's
 // HonorsDeadline rule checks it.
 //
-// locksmith bounds every call to a node by the node timeout itself: it
-// runs the call on a goroutine of its own and stops waiting for it at the
-// deadline, so that a slow node or a client that ignores ctx never holds a
-// round past it. A call that runs on after that is counted by the
-// redlock Client until it returns, and Client.Close waits for it. When
-// HonorsDeadline reports true, locksmith may instead run a call on the
-// calling goroutine (a round on a single node does), which saves that
-// goroutine. A client need not stop at a cancellation of ctx then: a call
-// that the caller cancelled fails once the client returns, whatever the
-// node answered, and what it may have set is released.
-//
-// When a Conn does not implement DeadlineHonorer, or HonorsDeadline reports
+// locksmith bounds every call to a node itself, on a goroutine of its own
+// (see Contexts in the package documentation). When HonorsDeadline reports
+// true, locksmith may instead run a call on the calling goroutine (a round
+// on a single node does), which saves that goroutine. The client need not
+// stop at a cancellation of ctx then: a call that the caller cancelled
+// fails once the client returns, whatever the node answered, and what it
+// may have set is released. Without DeadlineHonorer, or when it reports
 // false, every call runs on a goroutine of locksmith's.
 type DeadlineHonorer interface {
 	Conn

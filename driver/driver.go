@@ -34,10 +34,11 @@
 //
 // locksmith's core owns deadlines: it bounds every call to a node by the
 // node timeout and the caller's ctx, running the call on a goroutine of its
-// own and waiting for it no longer, whatever the Conn does. An adapter
-// passes ctx to its client and nothing more. A Conn whose client returns
-// by ctx's deadline whatever it is doing implements [DeadlineHonorer], and
-// only then.
+// own and waiting for it no longer, whatever the Conn does; the redlock
+// Client counts a call that runs on until it returns, and its Close waits
+// for it. An adapter passes ctx to its client and nothing more. A Conn
+// whose client returns by ctx's deadline whatever it is doing implements
+// [DeadlineHonorer], and only then.
 //
 // # Concurrency
 //

@@ -46,6 +46,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	otelglobal "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -223,7 +224,7 @@ func ownSpan(ctx context.Context) trace.Span {
 func (r *recorder) attemptDone(ctx context.Context, info observe.RoundInfo) {
 	r.countNodeErrors(ctx, info)
 	if span := ownSpan(ctx); span != nil {
-		for _, ne := range info.Errors {
+		for ne := range failedNodes(info) {
 			span.AddEvent("node_error", trace.WithTimestamp(info.Start.Add(info.Elapsed)),
 				trace.WithAttributes(append(nodeErrorAttrs(ne), keyAttempt.Int(info.Attempt))...))
 		}
@@ -298,7 +299,7 @@ func (r *recorder) roundSpan(ctx context.Context, name string, info observe.Roun
 	r.countNodeErrors(ctx, info)
 	_, span := r.tracer.Start(ctx, name, trace.WithTimestamp(info.Start), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(append(roundAttrs(info), keyKeys.StringSlice(info.Keys), keyValuePrefix.String(info.Value))...))
-	for _, ne := range info.Errors {
+	for ne := range failedNodes(info) {
 		span.AddEvent("node_error", trace.WithTimestamp(info.Start.Add(info.Elapsed)), trace.WithAttributes(nodeErrorAttrs(ne)...))
 	}
 	if !info.OK {
@@ -313,8 +314,8 @@ func (r *recorder) lockLost(ctx context.Context, _ observe.LockLostInfo) {
 
 // countNodeErrors counts the nodes that failed in a round.
 func (r *recorder) countNodeErrors(ctx context.Context, info observe.RoundInfo) {
-	for _, ne := range info.Errors {
-		r.ins.nodeErrors.Add(ctx, 1, metric.WithAttributes(keyNode.Int(ne.Node), keyOperation.String(string(info.Op))))
+	for ne := range failedNodes(info) {
+		r.ins.nodeErrors.Add(ctx, 1, metric.WithAttributes(keyNode.Int(ne.Node), keyOperation.String(info.Op)))
 	}
 }
 
@@ -326,12 +327,25 @@ func roundAttrs(info observe.RoundInfo) []attribute.KeyValue {
 	if info.Attempt > 0 {
 		attrs = append(attrs, keyAttempt.Int(info.Attempt))
 	}
-	if info.Op != observe.OpUnlock {
+	if redlock.Op(info.Op) != redlock.OpUnlock {
 		attrs = append(attrs, keyValidity.Int64(info.Validity.Milliseconds()))
 	}
 	return attrs
 }
 
-func nodeErrorAttrs(ne *observe.NodeError) []attribute.KeyValue {
+// failedNodes yields the nodes that failed in a round: each of its Errors
+// is a *redlock.NodeError.
+func failedNodes(info observe.RoundInfo) iter.Seq[*redlock.NodeError] {
+	return func(yield func(*redlock.NodeError) bool) {
+		for _, err := range info.Errors {
+			var ne *redlock.NodeError
+			if errors.As(err, &ne) && !yield(ne) {
+				return
+			}
+		}
+	}
+}
+
+func nodeErrorAttrs(ne *redlock.NodeError) []attribute.KeyValue {
 	return []attribute.KeyValue{keyNode.Int(ne.Node), attribute.String("exception.message", ne.Err.Error())}
 }

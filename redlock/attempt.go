@@ -7,20 +7,16 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
-	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // attempt makes one round of acquire requests with a fresh value.
 func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*Lock, error) {
-	value, err := c.cfg.newValue()
+	value, err := c.freshValue()
 	if err != nil {
-		return nil, fmt.Errorf("redlock: generating a lock value: %w", err)
-	}
-	if value == "" {
-		return nil, fmt.Errorf("redlock: the value generator returned an empty value")
+		return nil, err
 	}
 	if c.cfg.fencing {
-		return c.attemptFenced(ctx, req, value, trace)
+		return c.attemptFenced(ctx, req, value, trace, nil)
 	}
 	lanes := c.order.lanes(req)
 	acquire := c.spec(c.cfg.acquire, req, isOne, value, req.ttlArg)
@@ -44,7 +40,19 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 	if crossSlot != nil {
 		return nil, crossSlot
 	}
-	return nil, c.failure(observe.OpLock, req, v, validity)
+	return nil, c.failure(OpLock, req, v, validity)
+}
+
+// freshValue draws the value of a new attempt.
+func (c *Client) freshValue() (string, error) {
+	value, err := c.cfg.newValue()
+	if err != nil {
+		return "", fmt.Errorf("redlock: generating a lock value: %w", err)
+	}
+	if value == "" {
+		return "", fmt.Errorf("redlock: the value generator returned an empty value")
+	}
+	return value, nil
 }
 
 // cleanup releases a failed attempt's keys on every node, whatever each
@@ -70,8 +78,13 @@ func (c *Client) attempt(ctx context.Context, req request, trace *lockTrace) (*L
 // the attempt returns. It is detached from ctx's cancellation so that a
 // caller giving up leaves nothing behind.
 func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *quorum.Lanes, results []result, refused []bool) {
-	release := c.spec(c.cfg.release, req, nil, value)
-	release.every, release.lanes = false, lanes
+	c.cleanupWith(ctx, c.spec(c.cfg.release, req, nil, value), lanes, results, refused)
+}
+
+// cleanupWith is cleanup with the release round release, for a lock whose
+// keys a script of its own releases (an election's).
+func (c *Client) cleanupWith(ctx context.Context, release roundSpec, lanes *quorum.Lanes, results []result, refused []bool) {
+	release.yes, release.every, release.lanes = nil, false, lanes
 	release.wait = make([]bool, len(results))
 	for i, r := range results {
 		// A node that did not answer within the node timeout, whether the
@@ -79,9 +92,9 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 		release.wait[i] = r.Err != quorum.ErrPending && !errors.Is(r.Err, ErrNodeTimeout)
 	}
 	release.again = func(i int, err error) bool {
-		return !refused[i] && !c.health.Failed(i) && !isCrossSlot(err)
+		return !refused[i] && !c.fails.failed(i) && !isCrossSlot(err)
 	}
-	c.round(context.WithoutCancel(ctx), release)
+	c.round(detached(ctx), release)
 }
 
 // refusedBy returns the nodes that refused a round: those whose reply is a
@@ -89,11 +102,11 @@ func (c *Client) cleanup(ctx context.Context, req request, value string, lanes *
 // not hold its keys, unless a Redis client re-sent an earlier request of
 // the same value. A node that failed, answered something else or had not
 // answered when the round returned may hold them.
-func refusedBy(results []result, granted func(any) bool) []bool {
+func refusedBy(results []result, granted func(result) bool) []bool {
 	refused := make([]bool, len(results))
 	for i, r := range results {
 		_, number := r.Value.(int64)
-		refused[i] = r.Err == nil && number && !granted(r.Value)
+		refused[i] = r.Err == nil && number && !granted(r)
 	}
 	return refused
 }
@@ -102,7 +115,7 @@ func refusedBy(results []result, granted func(any) bool) []bool {
 // releaseRetryPause the pause before the first of them; each later pause
 // doubles the one before. A node whose fault lasts longer than these few
 // milliseconds keeps the keys until they expire. A release is not sent
-// again to a node whose last requests all failed (quorum.Health.Failed),
+// again to a node whose last requests all failed (nodeFailures.failed),
 // one that refuses connections say: it would fail again.
 const (
 	releaseRetries    = 3

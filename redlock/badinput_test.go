@@ -123,3 +123,16 @@ func repeated(msg string) string {
 	}
 	return ""
 }
+
+func TestNilErrorValuesDoNotPanic(t *testing.T) {
+	for _, err := range []error{(*redlock.NodeError)(nil), (*redlock.QuorumError)(nil)} {
+		if got := err.Error(); !strings.HasPrefix(got, "redlock: nil ") {
+			t.Errorf("%T(nil).Error() = %q, want it to name a nil value", err, got)
+		}
+		if errors.Is(err, redlock.ErrNotAcquired) {
+			t.Errorf("a nil %T matches ErrNotAcquired", err)
+		}
+		var ne *redlock.NodeError
+		_ = errors.As(err, &ne)
+	}
+}

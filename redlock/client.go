@@ -2,12 +2,12 @@ package redlock
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/locksmith-go/locksmith/driver"
-	"github.com/locksmith-go/locksmith/internal/keytext"
 	"github.com/locksmith-go/locksmith/internal/nodeset"
 	"github.com/locksmith-go/locksmith/internal/quorum"
 	"github.com/locksmith-go/locksmith/internal/scripts"
@@ -29,16 +29,18 @@ type Client struct {
 	live    liveLocks
 	order   keyOrder
 	servers serverCheck
-	health  *quorum.Health // how each node's requests end, see skipped
+	health  *quorum.Health // which nodes are behind, see skipped
+	fails   nodeFailures   // which nodes are failing, and their last errors
 	// inline is set when the one node's client returns by its ctx's
 	// deadline (driver.DeadlineHonorer): its calls then run on the
 	// calling goroutine.
-	inline bool
+	inline    bool
+	everyNode []bool // all set: the Wait of a round that waits for every reply
 
 	// calls counts the calls in progress and the goroutines of KeepAlive
 	// and Close; requests, the requests of rounds, which may run on after
 	// their call returned. Close waits for both.
-	calls, requests quorum.Tracker
+	calls, requests tracker
 	closed          chan struct{} // closed by Close: ends retry waits and renewals
 	closing         sync.Once     // closes closed
 	releasing       sync.Once     // releases the locks still held, once calls ended
@@ -52,11 +54,12 @@ type Client struct {
 //
 // New does no I/O. It reports an error matching ErrInvalidArgument when
 // conns is empty, holds a nil Conn or the same node twice (which would let
-// fewer than a majority of real nodes grant a lock), or an option is
-// invalid. Two nodes that reach one server unknown to New, as two redigo
-// pools do, are found by the first round that reaches both (see
-// [driver.ServerIdentifier]): that lock attempt, or Resume, fails with an
-// error matching ErrInvalidArgument.
+// fewer than a majority of real nodes grant a lock), holds an even number
+// of nodes without [WithEvenNodes], or an option is invalid. Two nodes
+// that reach one server unknown to New, as two redigo pools do, are found
+// by the first round that reaches both (see [driver.ServerIdentifier]):
+// that lock attempt, or Resume, fails with an error matching
+// ErrInvalidArgument.
 func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	if len(conns) == 0 {
 		return nil, invalidf("no nodes given")
@@ -74,20 +77,40 @@ func New(conns []driver.Conn, opts ...Option) (*Client, error) {
 	default:
 		return nil, invalidf("node %d talks to the same node as node %d (%s)", f.Node, f.Other, f.ID)
 	}
+	if n := len(conns); n%2 == 0 && !cfg.evenNodes {
+		return nil, invalidf("%d nodes: %s; give an odd number of nodes, or WithEvenNodes(true)", n, evenTolerance(n))
+	}
 	nodes := make([]*scripts.Node, len(conns))
 	for i, conn := range conns {
 		nodes[i] = scripts.NewNode(conn)
 	}
-	health := quorum.NewHealth(len(nodes))
-	// A CROSSSLOT refusal is the caller's mistake, not the node's (see
-	// crossSlot).
-	health.NodeFault = func(err error) bool { return !isCrossSlot(err) }
-	c := &Client{nodes: nodes, cfg: cfg, health: health, closed: make(chan struct{})}
+	c := &Client{
+		nodes:     nodes,
+		cfg:       cfg,
+		health:    quorum.NewHealth(len(nodes)),
+		fails:     newNodeFailures(len(nodes)),
+		everyNode: slices.Repeat([]bool{true}, len(nodes)),
+		closed:    make(chan struct{}),
+	}
 	if h, ok := conns[0].(driver.DeadlineHonorer); ok && len(conns) == 1 {
 		c.inline = h.HonorsDeadline()
 	}
 	c.servers.init(nodes)
 	return c, nil
+}
+
+// evenTolerance says how many failed nodes a quorum of an even number n
+// of nodes tolerates, and that n-1 tolerate as many.
+func evenTolerance(n int) string {
+	q := quorum.Size(n)
+	switch f := n - q; f {
+	case 0:
+		return fmt.Sprintf("a quorum of %d tolerates no failed node", q)
+	case 1:
+		return fmt.Sprintf("a quorum of %d tolerates 1 failed node, as %d nodes do", q, n-1)
+	default:
+		return fmt.Sprintf("a quorum of %d tolerates %d failed nodes, as %d nodes do", q, f, n-1)
+	}
 }
 
 // Lock acquires a lock on the resource key for ttl, retrying as the
@@ -132,59 +155,6 @@ func (c *Client) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 	return c.lock(ctx, keys, ttl, NoRetry())
 }
 
-// Resume takes over a lock acquired elsewhere, for example by another
-// process, from its key and value ([Lock.Value]). It sets the TTL of the
-// keys that still hold value to ttl on every node, exactly as Extend does,
-// and returns a Lock valid from that round. The keys are never created: if
-// a quorum of nodes no longer holds value, the error matches ErrNotHeld.
-// When the round finds two nodes that reach one server (see New), the
-// error matches ErrInvalidArgument and the keys keep the TTL it set.
-//
-// When a Lock that c handed out holds value on key and the program still
-// refers to it, Resume extends that Lock, in its turn with its other extend
-// rounds, and returns it (ErrReleased once it was unlocked); Resume calls
-// of one value that run at once share one Lock the same way: two Locks of
-// one value would each believe only their own rounds. Two processes must
-// not use one value at once, for the same reason; and Resume of one key of
-// a Lock of c over several keys fails with an error matching
-// ErrInvalidArgument.
-func (c *Client) Resume(ctx context.Context, key, value string, ttl time.Duration) (*Lock, error) {
-	if err := c.enter(ctx); err != nil {
-		return nil, err
-	}
-	defer c.calls.Done()
-	if value == "" {
-		return nil, invalidf("empty lock value")
-	}
-	req, err := c.newRequest([]string{key}, ttl)
-	if err != nil {
-		return nil, err
-	}
-	l := c.live.findOrAdd(value, key, func() *Lock {
-		return newLock(c, req, value, 0, time.Time{}, c.order.lanes(req))
-	})
-	if l == nil {
-		return nil, invalidf("value held by a Lock of this Client on %s among other keys", keytext.Quote(key))
-	}
-	if err := l.takeCallTurn(ctx); err != nil {
-		return nil, err
-	}
-	defer l.endTurn()
-	if err := l.extend(ctx, req); err != nil {
-		var qe *QuorumError
-		if errors.As(err, &qe) {
-			if ce := c.crossSlot(req, qe.Errors); ce != nil {
-				return nil, ce
-			}
-		}
-		return nil, err
-	}
-	if err := c.sameServer(); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
 // usable reports an error matching ErrInvalidArgument for a Client not
 // made by New: a nil *Client, such as a failed New returns, or the zero
 // value.
@@ -207,7 +177,7 @@ func (c *Client) enter(ctx context.Context) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
-	if !c.calls.Enter() {
+	if !c.calls.enter() {
 		return ErrClosed
 	}
 	return nil

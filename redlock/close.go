@@ -34,19 +34,19 @@ func (c *Client) Close(ctx context.Context) error {
 		return err
 	}
 	c.closing.Do(func() {
-		c.calls.Close()
+		c.calls.close()
 		close(c.closed)
 	})
 	// The locks still held are known only once every call that could
 	// grant one has returned.
-	if err := c.calls.Wait(ctx); err != nil {
+	if err := c.calls.wait(ctx); err != nil {
 		return err
 	}
 	c.releasing.Do(c.releaseHeld)
-	if err := c.calls.Wait(ctx); err != nil {
+	if err := c.calls.wait(ctx); err != nil {
 		return err
 	}
-	if err := c.requests.Wait(ctx); err != nil {
+	if err := c.requests.wait(ctx); err != nil {
 		return err
 	}
 	for _, n := range c.nodes {
@@ -82,7 +82,7 @@ func (c *Client) releaseHeld() {
 		if !held {
 			continue
 		}
-		c.calls.Add()
+		c.calls.Add(1)
 		go func() {
 			defer c.calls.Done()
 			_ = l.release(context.Background()) // best effort: the keys expire anyway
@@ -92,6 +92,6 @@ func (c *Client) releaseHeld() {
 
 func init() {
 	settle.Register(func(ctx context.Context, client any) error {
-		return client.(*Client).requests.Wait(ctx)
+		return client.(*Client).requests.wait(ctx)
 	})
 }

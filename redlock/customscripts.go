@@ -21,9 +21,34 @@ var defaultScripts = [...]*scripts.Script{scripts.Acquire, scripts.Extend, scrip
 // Scripts are the Lua scripts a Client runs on each node, for [WithScripts]:
 // each non-nil function makes one of them from the default script's source,
 // and the extra keys and arguments are passed to those that differ from
-// the default. The contract every script must keep (KEYS, ARGV, replies)
-// is in the package documentation, "Custom scripts". A nil field leaves
-// the default: the zero Scripts changes nothing.
+// the default. A nil field leaves the default: the zero Scripts changes
+// nothing.
+//
+// Every script must keep the contract below, on which the lock's safety
+// rests. KEYS holds the n lock keys (with the key prefix, in the order
+// given), then the extra keys. ARGV holds the arguments below, then the
+// extra arguments. A default script gets neither extra keys nor
+// arguments; a script that wraps a default and takes extra keys must stop
+// the default's loops over #KEYS at n.
+//
+//   - acquire: ARGV[1] is the new owner's value, ARGV[2] the TTL in
+//     milliseconds. It sets every lock key to ARGV[1] with that TTL and
+//     returns 1; when any lock key exists, it touches none and returns 0.
+//     When every lock key already holds ARGV[1] it returns 1 and leaves
+//     their TTL alone: the request was sent twice.
+//   - extend: ARGV[1] is the owner's value, ARGV[2] the new TTL in
+//     milliseconds. Only when every lock key still holds ARGV[1] does it
+//     set their TTL and return 1; otherwise it returns 0 and creates no key.
+//   - release: ARGV[1] is the owner's value. It deletes each lock key that
+//     still holds ARGV[1], and only those, and returns how many lock keys
+//     are released: deleted or already gone. It may publish a release
+//     notification. It also runs after every failed attempt, on every
+//     node, possibly several times.
+//
+// Any other reply counts as a node error. Every script compares the stored
+// value with ARGV[1] before touching a lock key, names every key it
+// touches in KEYS (the extra keys in the lock keys' hash slot), and never
+// builds a key or a command from ARGV.
 type Scripts struct {
 	// Acquire returns the script that takes a lock on each node, given
 	// the default's source: a replacement, or the default with additions.

@@ -27,6 +27,9 @@ import (
 // Do returns the error of Lock when the lock is not acquired. Otherwise it
 // returns fn's error joined with the cause of a lost lock or reached hold
 // limit and with the error of the release, if any; nil when all went well.
+// The cause is named once, whether fn returned it (context.Cause of its
+// context, wrapped or not), its context's Err, or nothing; after a loss,
+// a release that finds the lock gone adds nothing.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
 	return c.do(ctx, []string{key}, ttl, fn)
 }
@@ -36,11 +39,19 @@ func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, 
 	return c.do(ctx, keys, ttl, fn)
 }
 
-func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn func(context.Context) error) (err error) {
+func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn func(context.Context) error) error {
 	if fn == nil {
 		return invalidf("nil function")
 	}
-	l, err := c.lock(ctx, keys, ttl, nil) // nil: the Client's own strategy, read once c is checked
+	return hold(ctx, fn, func() (*Lock, error) {
+		return c.lock(ctx, keys, ttl, nil) // nil: the Client's own strategy, read once c is checked
+	})
+}
+
+// hold calls fn while holding the lock that acquire returns, renewed, and
+// releases it when fn returns, as Do says.
+func hold(ctx context.Context, fn func(context.Context) error, acquire func() (*Lock, error)) (err error) {
+	l, err := acquire()
 	if err != nil {
 		return err
 	}
@@ -49,15 +60,31 @@ func (c *Client) do(ctx context.Context, keys []string, ttl time.Duration, fn fu
 		// Read the cause before stop, which cancels fnCtx as well.
 		cause := context.Cause(fnCtx)
 		stop()
-		unlockErr := l.Unlock(ctx)
-		if errors.Is(unlockErr, ErrClosed) {
-			unlockErr = nil // Close releases the lock
-		}
-		if errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrHoldLimit) || errors.Is(cause, ErrClosed) {
-			err = errors.Join(err, cause, unlockErr)
-		} else {
-			err = errors.Join(err, unlockErr)
-		}
+		err = doResult(err, cause, l.Unlock(ctx))
 	}()
 	return fn(fnCtx)
+}
+
+// doResult is the error of a Do whose fn returned fnErr, whose context
+// ended with cause and whose release returned unlockErr: each joined once.
+// A loss, hold limit or Close is named once however fn returned it (its
+// context's cause, wrapped or not, its context's Err, or nil), and an
+// Unlock that found the lost lock not held adds nothing to the loss.
+func doResult(fnErr, cause, unlockErr error) error {
+	if errors.Is(unlockErr, ErrClosed) {
+		unlockErr = nil // Close releases the lock
+	}
+	if !errors.Is(cause, ErrLockLost) && !errors.Is(cause, ErrHoldLimit) && !errors.Is(cause, ErrClosed) {
+		return errors.Join(fnErr, unlockErr)
+	}
+	if errors.Is(cause, ErrLockLost) && errors.Is(unlockErr, ErrNotHeld) {
+		unlockErr = nil
+	}
+	switch {
+	case errors.Is(fnErr, cause):
+		cause = nil // fn returned it
+	case fnErr == context.Canceled:
+		fnErr = nil // its context's Err, which the cause explains
+	}
+	return errors.Join(fnErr, cause, unlockErr)
 }

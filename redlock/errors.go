@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/keytext"
-	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // Sentinel errors. Match them with errors.Is: the errors locksmith returns
@@ -70,8 +69,10 @@ var (
 	// returned within the per-node timeout (see the package
 	// documentation), and so neither are the lock's extends and releases.
 	// Such a node cannot hold the lock: it counts with the refusals when
-	// an extend or a renewal decides whether the lock is lost.
-	ErrNodeSkipped = errors.New("redlock: request not sent: the lock's acquire was not sent to the node")
+	// an extend or a renewal decides whether the lock is lost. The
+	// error's message says why the node was skipped, and a failing node's
+	// last error is in its chain.
+	ErrNodeSkipped = errors.New("redlock: node skipped")
 )
 
 // chainedError is a sentinel that also matches a more general sentinel.
@@ -108,37 +109,53 @@ func (e *endedError) Error() string {
 
 func (e *endedError) Unwrap() []error { return []error{e.err, e.ctxErr} }
 
-// nodeTimeoutError is the error of a node that did not answer within its
-// timeout. It matches ErrNodeTimeout and names the timeout. It keeps the
-// driver's words but not its error chain, which would make the round look
-// like the caller's own deadline passed.
-type nodeTimeoutError struct {
-	timeout   time.Duration
-	driverErr error
+// Op names the operation of a round of requests, in a [QuorumError] and,
+// as a string, in the RoundInfo of an Observer's events.
+type Op string
+
+// The operations.
+const (
+	OpLock   Op = "lock"   // an attempt of a Lock call
+	OpExtend Op = "extend" // Extend, Resume or an automatic renewal
+	OpUnlock Op = "unlock" // Unlock's release
+	// OpProclaim is a Leadership's Proclaim.
+	OpProclaim Op = "proclaim"
+)
+
+// NodeError is the failure of one node in a round of requests, in the
+// Errors of a [QuorumError] as in those of an Observer's RoundInfo.
+type NodeError struct {
+	// Node is the index of the node in the slice given to New.
+	Node int
+	// Err is what went wrong: the driver's error, ErrNodeTimeout,
+	// ErrNodeSkipped or an unexpected reply.
+	Err error
 }
 
-func (e *nodeTimeoutError) Error() string {
-	return fmt.Sprintf("node timeout %v exceeded (%v)", e.timeout, e.driverErr)
+// Error returns "node N: " and the node's error.
+func (e *NodeError) Error() string {
+	if e == nil {
+		return "redlock: nil *NodeError"
+	}
+	return fmt.Sprintf("node %d: %v", e.Node, e.Err)
 }
 
-func (e *nodeTimeoutError) Is(target error) bool { return target == ErrNodeTimeout }
-
-// NodeError is the failure of one node in a round of requests: its Node
-// is the index of the node in the slice given to New, its Err the driver's
-// error, ErrNodeTimeout, or an unexpected reply. It is another name for
-// [observe.NodeError], as os.PathError is for fs.PathError, so that a
-// QuorumError and the RoundInfo of an Observer's events list a round's
-// failed nodes alike; errors.As matches it under either name.
-type NodeError = observe.NodeError
+// Unwrap returns e.Err.
+func (e *NodeError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // QuorumError describes a round of requests to the nodes that did not
 // reach a quorum, or that reached one too late to leave any validity.
 //
-// It matches ErrNotAcquired when Op is [observe.OpLock] and ErrNotHeld
-// otherwise, and each of its NodeErrors is reachable with errors.As.
+// It matches ErrNotAcquired when Op is [OpLock] and ErrNotHeld otherwise,
+// and each of its NodeErrors is reachable with errors.As.
 type QuorumError struct {
-	// Op is observe.OpLock, observe.OpExtend or observe.OpUnlock.
-	Op observe.Op
+	// Op is OpLock, OpExtend, OpUnlock or OpProclaim.
+	Op Op
 	// Keys are the lock's resource names, as the caller gave them.
 	Keys []string
 	// Nodes is the number of configured nodes and Quorum how many of them
@@ -163,9 +180,12 @@ type QuorumError struct {
 // Error describes the round: the votes, the remaining validity when it
 // ran out, and each node's error. It never shows a lock value.
 func (e *QuorumError) Error() string {
+	if e == nil {
+		return "redlock: nil *QuorumError"
+	}
 	var b strings.Builder
 	switch e.Op {
-	case observe.OpLock:
+	case OpLock:
 		b.WriteString("redlock: lock not acquired on ")
 	default:
 		fmt.Fprintf(&b, "redlock: %s not confirmed on ", e.Op)
@@ -191,8 +211,11 @@ func (e *QuorumError) Error() string {
 
 // Unwrap returns the matching sentinel followed by the node errors.
 func (e *QuorumError) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	errs := make([]error, 0, 1+len(e.Errors))
-	if e.Op == observe.OpLock {
+	if e.Op == OpLock {
 		errs = append(errs, ErrNotAcquired)
 	} else {
 		errs = append(errs, ErrNotHeld)

@@ -49,7 +49,7 @@ func WaitForEveryNode() Option {
 // SetHealthClock makes c measure how long its nodes' requests outlive
 // their rounds, and when a failing node is due a probe, with now instead
 // of time.Now. Call it before c's first round.
-func SetHealthClock(c *Client, now func() time.Time) { c.health.Now = now }
+func SetHealthClock(c *Client, now func() time.Time) { c.health.Now, c.fails.now = now, now }
 
 // SkipNodes makes every acquire of the Client skip the nodes of skip, as
 // if they were behind or failing: for tests of what such a lock does next.

@@ -23,7 +23,9 @@ import (
 // subscription per key), or to keep the one extra connection per node
 // that a waiting Client holds.
 //
-// See the package documentation, "Fast hand-off".
+// The release script publishes on the channel "{key}:released", or key +
+// ":released" when the key has a hash tag. Notifications only shorten
+// waits: a lost one leaves the waiter to its retry delays.
 func WithReleaseNotifications(on bool) Option {
 	return optionFunc(func(c *config) { c.notifications = on })
 }
@@ -168,9 +170,13 @@ func (w *waiter) join(ctx context.Context, req request) (subscribed bool) {
 		kw.queue = append(kw.queue, w)
 	}
 	c.waits.mu.Unlock()
+	// One subscription round per key, all at once: a node that does not
+	// answer costs one node timeout, not one per key of a semaphore.
+	var wg sync.WaitGroup
 	for i, kw := range fresh {
-		c.subscribe(ctx, req, freshKeys[i], kw)
+		wg.Go(func() { c.subscribe(ctx, req, freshKeys[i], kw) })
 	}
+	wg.Wait()
 	return len(fresh) > 0
 }
 
@@ -180,29 +186,39 @@ func (w *waiter) join(ctx context.Context, req request) (subscribed bool) {
 // One that the node confirms after the round returned is kept too, or
 // cancelled at once if the queue emptied meanwhile.
 func (c *Client) subscribe(ctx context.Context, req request, key string, kw *keyWaits) {
+	c.subscribeAll(ctx, req.nodeTimeout, scripts.ReleaseChannel(key),
+		func(node int, tag string) { c.heard(kw, node, tag) },
+		func(cancel func()) bool {
+			c.waits.mu.Lock()
+			defer c.waits.mu.Unlock()
+			if kw.left {
+				return false
+			}
+			kw.cancels = append(kw.cancels, cancel)
+			return true
+		})
+}
+
+// subscribeAll subscribes to channel on every node that can notify, each
+// bounded by timeout, and returns once they answered or timed out. deliver
+// gets each message with its node. keep is given the cancel function of
+// each subscription a node confirmed, also after subscribeAll returned,
+// and reports whether it keeps it; one it does not keep is cancelled at
+// once.
+func (c *Client) subscribeAll(ctx context.Context, timeout time.Duration, channel string, deliver func(node int, payload string), keep func(cancel func()) bool) {
 	notifiers := c.notifiers()
-	channel := scripts.ReleaseChannel(key)
 	round := quorum.Round{
 		Nodes:   len(notifiers),
-		Timeout: req.nodeTimeout,
-		Every:   true,
+		Timeout: timeout,
 		Tracker: &c.requests,
 		Inline:  c.inline,
 		Call: func(ctx context.Context, i int) quorum.Reply {
 			if notifiers[i] == nil {
 				return quorum.Reply{}
 			}
-			cancel, err := notifiers[i].Subscribe(ctx, channel, func(tag string) { c.heard(kw, i, tag) })
-			if err == nil {
-				c.waits.mu.Lock()
-				kept := !kw.left
-				if kept {
-					kw.cancels = append(kw.cancels, cancel)
-				}
-				c.waits.mu.Unlock()
-				if !kept {
-					cancel()
-				}
+			cancel, err := notifiers[i].Subscribe(ctx, channel, func(payload string) { deliver(i, payload) })
+			if err == nil && !keep(cancel) {
+				cancel()
 			}
 			return quorum.Reply{Err: err}
 		},

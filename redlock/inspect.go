@@ -92,27 +92,15 @@ func (c *Client) Inspect(ctx context.Context, key string) (*Inspection, error) {
 		timeout = c.cfg.nodeTimeout
 	}
 	in := &Inspection{Key: key, Nodes: make([]NodeState, len(c.nodes)), Quorum: quorum.Size(len(c.nodes))}
-	round := quorum.Round{
-		Nodes:   len(c.nodes),
-		Timeout: timeout,
-		Every:   true,
-		Tracker: &c.requests,
-		Inline:  c.inline,
-		Call: func(ctx context.Context, i int) quorum.Reply {
-			reply, err := c.nodes[i].Run(ctx, scripts.Inspect, keys, nil)
-			now := time.Now()
-			if err != nil {
-				return quorum.Reply{Err: err}
-			}
-			s, err := parseInspectReply(reply)
-			s.ReadAt = now
-			return quorum.Reply{Value: s, Err: err}
-		},
-	}
-	for i, r := range round.Run(ctx) {
+	replies := c.readEvery(ctx, timeout, scripts.Inspect, keys, func(reply any, at time.Time) (any, error) {
+		s, err := parseInspectReply(reply)
+		s.ReadAt = at
+		return s, err
+	})
+	for i, r := range replies {
 		switch {
 		case r.Err == quorum.ErrPending && ctx.Err() == nil:
-			in.Nodes[i] = NodeState{Err: &nodeTimeoutError{timeout: timeout, driverErr: r.Err}}
+			in.Nodes[i] = NodeState{Err: c.timeoutError(i, timeout, r.Err)}
 		case r.Err == quorum.ErrPending:
 			in.Nodes[i] = NodeState{Err: ctx.Err()}
 		case r.Err != nil:
@@ -210,3 +198,26 @@ func (s NodeState) ValuePrefix() string { return valuePrefix(s.Value) }
 // ValuePrefix returns the part of in.Value that may be shown, as
 // [NodeState.ValuePrefix] does.
 func (in *Inspection) ValuePrefix() string { return valuePrefix(in.Value) }
+
+// readEvery runs script with keys on every node at once, each bounded by
+// timeout, and returns each node's reply as parse reads it, given the
+// time the reply arrived: the read round of Inspect, Semaphore.Inspect
+// and Election.Leader.
+func (c *Client) readEvery(ctx context.Context, timeout time.Duration, script *scripts.Script, keys []string, parse func(reply any, at time.Time) (any, error)) []quorum.Reply {
+	round := quorum.Round{
+		Nodes:   len(c.nodes),
+		Timeout: timeout,
+		Tracker: &c.requests,
+		Inline:  c.inline,
+		Call: func(ctx context.Context, i int) quorum.Reply {
+			reply, err := c.nodes[i].Run(ctx, script, keys, nil)
+			at := time.Now()
+			if err != nil {
+				return quorum.Reply{Err: err}
+			}
+			v, err := parse(reply, at)
+			return quorum.Reply{Value: v, Err: err}
+		},
+	}
+	return round.Run(ctx)
+}

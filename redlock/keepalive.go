@@ -19,18 +19,11 @@ import (
 // [LockFromContext] returns l from it.
 //
 // Its Err method also compares the clock with the lock's loss deadline
-// (see WithRenewal) and cancels the context once it has passed, so a holder
-// that checks Err before each use of the resource sees the loss on time
-// even when the timers that close Done run late. That check is the
-// returned context's own. A context derived from it with context.WithValue
-// asks it, and checks the clock too. One derived with context.WithCancel,
-// WithTimeout, WithDeadline or their Cause forms has an Err of its own,
-// which does not: it learns of the loss only when the returned context is
-// cancelled (its Done closes then, with the same cause), that is when the
-// loss timer fires or when the returned context's Err finds the deadline
-// passed. Where only such a context is at hand, [Lock.TTL] of the lock from
-// LockFromContext reads the clock: it is 0 once ValidUntil has passed,
-// which leaves no margin, since the loss deadline comes before it.
+// (see WithRenewal), so a holder that checks Err before each use of the
+// resource sees the loss on time even when timers run late. A context
+// derived from it with context.WithValue checks the clock too. One derived
+// with context.WithCancel, WithTimeout or WithDeadline has an Err of its
+// own: it learns of the loss only once the returned context is cancelled.
 //
 // stop ends the renewal, waits for the background goroutine to return and
 // cancels the context; it does not release the lock. It may be called more
@@ -91,7 +84,7 @@ func (l *Lock) startKeepAlive(ctx context.Context, r *renewal) error {
 		return invalidf("KeepAlive of a lock already kept alive")
 	case !time.Now().Before(l.validUntil):
 		return ErrExpired
-	case !l.client.calls.Enter():
+	case !l.client.calls.enter():
 		return ErrClosed
 	}
 	r.keys = l.req.names

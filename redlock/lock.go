@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
-	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // Lock is a lock held on one or more resources. It is valid until
@@ -25,6 +24,12 @@ type Lock struct {
 	client *Client
 	value  string
 	token  uint64 // 0 unless the Client fences its locks
+	// permit is the semaphore whose slot the lock holds, nil for a lock:
+	// its extends keep the semaphore's limit record alive.
+	permit *Semaphore
+	// elected is the election whose leadership the lock is, nil for a
+	// lock: its extends and release keep the leader's record with it.
+	elected *Election
 	// valueArg is value as the release script's arguments: kept in the
 	// Lock, it makes an Unlock build no slice of its own. Its capacity
 	// of 1 makes spec's append of a custom script's arguments copy it.
@@ -264,6 +269,12 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 	l.mu.Unlock()
 
 	extend := c.spec(c.cfg.extend, req, isOne, l.value, req.ttlArg)
+	switch {
+	case l.permit != nil:
+		extend = l.permit.extendSpec(req, l.value)
+	case l.elected != nil:
+		extend = l.elected.extendSpec(req, l.value)
+	}
 	extend.lanes, extend.learn = l.lanes, learn
 	results := c.round(ctx, extend)
 	validity := quorum.Validity(ttl, time.Since(start), req.drift)
@@ -292,7 +303,7 @@ func (l *Lock) extend(ctx context.Context, req request) error {
 		l.setValidity(earliest(l.validUntil, start), l.ttl)
 	}
 	if !granted {
-		return c.failure(observe.OpExtend, req, v, validity)
+		return c.failure(OpExtend, req, v, validity)
 	}
 	return nil
 }
@@ -358,18 +369,21 @@ func (l *Lock) release(ctx context.Context) error {
 	start := time.Now()
 	released := isOne // the count of keys the release script deleted
 	if wantReleased := int64(len(req.keys)); wantReleased != 1 {
-		released = func(reply any) bool { return reply == wantReleased }
+		released = func(r result) bool { return r.Err == nil && r.Value == wantReleased }
 	}
 	release := c.spec(c.cfg.release, req, released, l.valueArg[:]...)
+	if l.elected != nil {
+		release = l.elected.releaseSpec(req, l.value, released)
+	}
 	release.lanes = l.lanes
-	results := c.round(context.WithoutCancel(ctx), release)
+	results := c.round(detached(ctx), release)
 	v := countVotes(results, released)
 	confirmed := v.granted >= quorum.Size(len(c.nodes))
 	// The observer hears of a confirmed release of a lock that was still
 	// valid: one released after its validity was not held to the end.
 	c.cfg.obs.released(ctx, l, req, start, acquired, v, confirmed && wasValid)
 	if !confirmed {
-		return c.failure(observe.OpUnlock, req, v, 0)
+		return c.failure(OpUnlock, req, v, 0)
 	}
 	l.mu.Lock()
 	l.released = true
@@ -378,12 +392,4 @@ func (l *Lock) release(ctx context.Context) error {
 		return ErrExpired
 	}
 	return nil
-}
-
-// earliest returns the earlier of a and b.
-func earliest(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/locksmith-go/locksmith/internal/faults"
 	"github.com/locksmith-go/locksmith/internal/resp"
 	"github.com/locksmith-go/locksmith/redlock"
-	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 func TestMain(m *testing.M) {
@@ -93,7 +92,7 @@ func TestContention(t *testing.T) {
 	if !errors.Is(err, redlock.ErrNotAcquired) || !errors.As(err, &qe) {
 		t.Fatalf("TryLock of a held key = %v, want a *QuorumError matching ErrNotAcquired", err)
 	}
-	if qe.Op != observe.OpLock || qe.Granted != 0 || qe.Refused != 5 || qe.Nodes != 5 || qe.Quorum != 3 || qe.Attempts != 1 || len(qe.Errors) != 0 {
+	if qe.Op != redlock.OpLock || qe.Granted != 0 || qe.Refused != 5 || qe.Nodes != 5 || qe.Quorum != 3 || qe.Attempts != 1 || len(qe.Errors) != 0 {
 		t.Errorf("QuorumError = %+v, want op lock, 0 granted, 5 refused of 5, quorum 3, 1 attempt, no node errors", qe)
 	}
 
@@ -354,7 +353,7 @@ func TestUnlockDoesNotTouchAnotherOwnersKey(t *testing.T) {
 	}
 	err := l.Unlock(context.Background())
 	var qe *redlock.QuorumError
-	if !errors.Is(err, redlock.ErrNotHeld) || !errors.As(err, &qe) || qe.Op != observe.OpUnlock || qe.Refused != 3 {
+	if !errors.Is(err, redlock.ErrNotHeld) || !errors.As(err, &qe) || qe.Op != redlock.OpUnlock || qe.Refused != 3 {
 		t.Fatalf("Unlock of a taken-over key = %v, want a *QuorumError (unlock, 3 refused) matching ErrNotHeld", err)
 	}
 	if got := c.holders(t, "k", "someone-else"); got != 3 {
@@ -398,7 +397,7 @@ func TestExtendNeverRecreatesAKey(t *testing.T) {
 	}
 	err := l.Extend(context.Background(), time.Minute)
 	var qe *redlock.QuorumError
-	if !errors.Is(err, redlock.ErrNotHeld) || !errors.As(err, &qe) || qe.Op != observe.OpExtend || qe.Refused != 3 {
+	if !errors.Is(err, redlock.ErrNotHeld) || !errors.As(err, &qe) || qe.Op != redlock.OpExtend || qe.Refused != 3 {
 		t.Fatalf("Extend of deleted keys = %v, want a *QuorumError (extend, 3 refused) matching ErrNotHeld", err)
 	}
 	if n := c.keyCount(); n != 0 {

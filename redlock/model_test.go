@@ -45,7 +45,12 @@ var (
 //     lock's value returns the same Lock;
 //   - after a confirmed Unlock, only nodes whose release failed still hold
 //     the key;
-//   - once Close was called, Extend, Unlock and Resume return ErrClosed; a
+//   - in the schedules whose lock is a semaphore's permit (one in four),
+//     every node that holds the permit's slot keeps the semaphore's limit
+//     record at least as long;
+//   - once a Close has taken effect, Extend, Unlock and Resume return
+//     ErrClosed (the model first calls Close with an ended ctx, which takes
+//     effect and returns without waiting, so that it knows when); a
 //     Close that returned nil has cancelled every KeepAlive context and
 //     released the lock (ValidUntil is zero), and no extend or release
 //     round starts after it returned. Every schedule ends with a Close.
@@ -188,6 +193,30 @@ func (n *clockedNode) expiry(key, value string) (_ time.Time, held bool) {
 	return now.Add(ttl), true
 }
 
+// recordAndSlot returns when a permit's slot, holding value, and its
+// semaphore's limit record expire on the node; the record's expiry is now
+// when it is gone. ok is false when the slot was not seen to hold value
+// with a TTL: a release can run between the reads. The record is read
+// after the slot, so that a script lengthening both between the reads
+// makes no false alarm.
+func (n *clockedNode) recordAndSlot(record, slot, value string) (slotEnd, recordEnd time.Time, ok bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.catchUp()
+	if got, err := n.server.Get(slot); err != nil || got != value {
+		return time.Time{}, time.Time{}, false
+	}
+	ttl := n.server.TTL(slot)
+	if ttl <= 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	recordEnd = now
+	if n.server.Exists(record) {
+		recordEnd = now.Add(n.server.TTL(record))
+	}
+	return now.Add(ttl), recordEnd, true
+}
+
 // schedule is one run of the model: one lock, three goroutines.
 type schedule struct {
 	seed   uint64
@@ -202,6 +231,9 @@ type schedule struct {
 
 	lock  *redlock.Lock
 	value string
+	// record is, in a schedule whose lock is a semaphore's permit, the
+	// semaphore's limit record; "" in the others.
+	record string
 
 	faultMu  sync.Mutex
 	faultRNG *rand.Rand
@@ -216,7 +248,8 @@ type schedule struct {
 	closedAt     time.Time // when the first Close that returned nil did
 	stats        *modelStats
 
-	closeCalled atomic.Bool // set before each Close is called
+	closeCalled   atomic.Bool // set before the first Close is called
+	closeInEffect atomic.Bool // set once a Close has returned: c is closed
 }
 
 type keepAlive struct {
@@ -239,7 +272,13 @@ func newSchedule(t *testing.T, nodes []*clockedNode, seed uint64, stats *modelSt
 		redlock.WithRetryStrategy(redlock.NoRetry()),
 		redlock.WithReleaseNotifications(false),
 	}
-	if pick := rand.New(rand.NewPCG(seed, 3)); pick.IntN(3) == 0 {
+	// One schedule in four holds a permit of a semaphore; its acquire
+	// goes to every node, so it skips none.
+	permit := rand.New(rand.NewPCG(seed, 4)).IntN(4) == 0
+	if permit {
+		s.record = fmt.Sprintf("{model:%d}:limit", seed)
+	}
+	if pick := rand.New(rand.NewPCG(seed, 3)); pick.IntN(3) == 0 && !permit {
 		s.skipped = pick.IntN(len(nodes))
 		skip := make([]bool, len(nodes))
 		skip[s.skipped] = true
@@ -317,10 +356,19 @@ func (s *schedule) run() {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(s.seed, 2))
 	ttl := time.Duration(150+rng.IntN(300)) * time.Millisecond
+	acquire := func() (*redlock.Lock, error) { return s.client.Lock(ctx, s.key, ttl) }
+	if s.record != "" {
+		sem, err := s.client.Semaphore(s.key, 1+rand.New(rand.NewPCG(s.seed, 5)).IntN(3))
+		if err != nil {
+			s.violate("Semaphore: %v", err)
+			return
+		}
+		acquire = func() (*redlock.Lock, error) { return sem.Acquire(ctx, ttl) }
+	}
 	for range 50 {
-		l, err := s.client.Lock(ctx, s.key, ttl)
+		l, err := acquire()
 		if err == nil {
-			s.lock, s.value = l, l.Value()
+			s.lock, s.value, s.key = l, l.Value(), l.Key()
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -439,7 +487,7 @@ func (s *schedule) extend(ctx context.Context, ttl time.Duration) {
 	s.mu.Lock()
 	unlocked := s.unlocked
 	s.mu.Unlock()
-	closed := s.closeCalled.Load()
+	closed := s.closeInEffect.Load()
 	err := s.lock.Extend(ctx, ttl)
 	switch {
 	case closed && !errors.Is(err, redlock.ErrClosed):
@@ -452,7 +500,7 @@ func (s *schedule) extend(ctx context.Context, ttl time.Duration) {
 }
 
 func (s *schedule) unlock(ctx context.Context) {
-	closed := s.closeCalled.Load()
+	closed := s.closeInEffect.Load()
 	err := s.lock.Unlock(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -478,13 +526,18 @@ func (s *schedule) unlock(ctx context.Context) {
 // already when cancelled is set, and checks what a Close that returned nil
 // promises.
 func (s *schedule) closeClient(ctx context.Context, cancelled bool) {
-	if cancelled {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		cancel()
-	}
+	// Close marks the Client closed before it waits for anything; with an
+	// ended ctx it returns right after, so that from then on every call
+	// must return ErrClosed. Setting the flag before a Close that waits
+	// would let another goroutine's Extend start before Close took effect.
 	s.closeCalled.Store(true)
-	err := s.client.Close(ctx)
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	err := s.client.Close(ended)
+	s.closeInEffect.Store(true)
+	if !cancelled {
+		err = s.client.Close(ctx)
+	}
 	now := time.Now()
 	switch {
 	case cancelled && errors.Is(err, context.Canceled):
@@ -535,6 +588,11 @@ func (s *schedule) check(where string) {
 			expiries[i], held = n.expiry(s.key, s.value)
 			if held && i == s.skipped {
 				s.violate("%s: node %d holds the key although the lock's acquire skipped it", where, i)
+			}
+			if s.record != "" {
+				if slot, record, ok := n.recordAndSlot(s.record, s.key, s.value); ok && record.Before(slot) {
+					s.violate("%s: node %d's limit record expires %v before the permit's slot", where, i, slot.Sub(record))
+				}
 			}
 		}
 		now := time.Now()

@@ -46,11 +46,17 @@ func okWord(ok bool) string {
 }
 
 // roundLine writes a round as "Callback(op) keys ...", listing the failed
-// nodes after their count, each with whether its error is the injected one.
+// nodes after their count, each with whether its error is the injected one
+// (an error that is no *redlock.NodeError shows as such).
 func roundLine(name string, info observe.RoundInfo) string {
 	line := fmt.Sprintf("%s(%s) %s attempt=%d granted=%d refused=%d errors=%d",
 		name, info.Op, strings.Join(info.Keys, ","), info.Attempt, info.Granted, info.Refused, len(info.Errors))
-	for _, ne := range info.Errors {
+	for _, err := range info.Errors {
+		var ne *redlock.NodeError
+		if !errors.As(err, &ne) {
+			line += fmt.Sprintf(" not-a-NodeError(%v)", err)
+			continue
+		}
 		line += fmt.Sprintf(" node%d:injected=%t", ne.Node, errors.Is(ne.Err, faults.ErrInjected))
 	}
 	return line + fmt.Sprintf(" quorum=%d/%d %s", info.Quorum, info.Nodes, okWord(info.OK))
@@ -199,6 +205,53 @@ func TestObserverMajorityFailing(t *testing.T) {
 	})
 	if n := c.keyCount(); n != 0 {
 		t.Errorf("%d keys left after the failed attempt", n)
+	}
+}
+
+// A failed node's error is a *redlock.NodeError naming the node, whether
+// it is read from the QuorumError a call returns or from the RoundInfo of
+// an observer's event.
+func TestNodeErrorInQuorumErrorAndRoundInfo(t *testing.T) {
+	c := newCluster(t, 3)
+	var round []error
+	events := observe.Observer{AttemptDone: func(_ context.Context, info observe.RoundInfo) {
+		round = slices.Clone(info.Errors)
+	}}
+	client := c.client(t, redlock.WaitForEveryNode(), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(events))
+	c.setFaults(faults.Fail, faults.Pass, faults.Fail)
+	_, err := client.TryLock(context.Background(), "k", time.Second)
+	var qe *redlock.QuorumError
+	if !errors.As(err, &qe) {
+		t.Fatalf("TryLock with 2 of 3 nodes failing: got %v, want a *redlock.QuorumError", err)
+	}
+	var first *redlock.NodeError
+	if !errors.As(err, &first) || first.Node != 0 {
+		t.Errorf("errors.As(TryLock's error, *NodeError): got %v, want node 0's", first)
+	}
+	var fromQuorum []error
+	for _, ne := range qe.Errors {
+		fromQuorum = append(fromQuorum, ne)
+	}
+	for _, source := range []struct {
+		name string
+		errs []error
+	}{{"QuorumError.Errors", fromQuorum}, {"RoundInfo.Errors", round}} {
+		if len(source.errs) != 2 {
+			t.Errorf("%s: got %v, want the errors of nodes 0 and 2", source.name, source.errs)
+			continue
+		}
+		for i, err := range source.errs {
+			node := 2 * i
+			var ne *redlock.NodeError
+			switch {
+			case !errors.As(err, &ne):
+				t.Errorf("%s[%d]: %v (%T) is not a *redlock.NodeError", source.name, i, err, err)
+			case ne.Node != node || !errors.Is(ne.Err, faults.ErrInjected):
+				t.Errorf("%s[%d]: got node %d, cause %v; want node %d, the injected failure", source.name, i, ne.Node, ne.Err, node)
+			case !strings.HasPrefix(err.Error(), fmt.Sprintf("node %d: ", node)):
+				t.Errorf("%s[%d]: message %q does not name node %d", source.name, i, err, node)
+			}
+		}
 	}
 }
 

@@ -74,7 +74,7 @@ func (t *lockTrace) attemptDone(start time.Time, value string, v votes, validity
 	if t == nil {
 		return
 	}
-	t.obs.round(t.ctx, observe.OpLock, t.keys, value, t.attempt, t.nodes, start, v, validity, ok)
+	t.obs.round(t.ctx, OpLock, t.keys, value, t.attempt, t.nodes, start, v, validity, ok)
 }
 
 // done reports how the Lock call ended.
@@ -115,13 +115,13 @@ func reasonOf(err error) observe.Reason {
 }
 
 // round reports a round to the callback of its operation.
-func (o observers) round(ctx context.Context, op observe.Op, keys []string, value string, attempt, nodes int, start time.Time, v votes, validity time.Duration, ok bool) {
+func (o observers) round(ctx context.Context, op Op, keys []string, value string, attempt, nodes int, start time.Time, v votes, validity time.Duration, ok bool) {
 	if len(o) == 0 {
 		return
 	}
 	o.roundInfo(ctx, observe.RoundInfo{
-		Op: op, Keys: keys, Value: valuePrefix(value), Attempt: attempt,
-		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.errs,
+		Op: string(op), Keys: keys, Value: valuePrefix(value), Attempt: attempt,
+		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.eventErrors(),
 		Start: start, Elapsed: time.Since(start), Validity: validity, OK: ok,
 	})
 }
@@ -129,9 +129,9 @@ func (o observers) round(ctx context.Context, op observe.Op, keys []string, valu
 func (o observers) roundInfo(ctx context.Context, info observe.RoundInfo) {
 	for _, ob := range o {
 		switch {
-		case info.Op == observe.OpLock:
+		case Op(info.Op) == OpLock:
 			call(ob.AttemptDone, ctx, info)
-		case info.Op == observe.OpUnlock:
+		case Op(info.Op) == OpUnlock:
 			call(ob.Released, ctx, info)
 		case info.OK:
 			call(ob.Extended, ctx, info)
@@ -146,7 +146,7 @@ func (o observers) extended(ctx context.Context, l *Lock, req request, start tim
 	if len(o) == 0 {
 		return
 	}
-	o.round(ctx, observe.OpExtend, req.names, l.value, 0, len(l.client.nodes), start, v, validity, ok)
+	o.round(ctx, OpExtend, req.names, l.value, 0, len(l.client.nodes), start, v, validity, ok)
 }
 
 // released reports the release round of l, acquired at acquired.
@@ -156,8 +156,8 @@ func (o observers) released(ctx context.Context, l *Lock, req request, start, ac
 	}
 	nodes := len(l.client.nodes)
 	o.roundInfo(ctx, observe.RoundInfo{
-		Op: observe.OpUnlock, Keys: req.names, Value: valuePrefix(l.value),
-		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.errs,
+		Op: string(OpUnlock), Keys: req.names, Value: valuePrefix(l.value),
+		Nodes: nodes, Quorum: quorum.Size(nodes), Granted: v.granted, Refused: v.refused, Errors: v.eventErrors(),
 		Start: start, Elapsed: time.Since(start), Held: start.Sub(acquired), OK: ok,
 	})
 }

@@ -67,6 +67,7 @@ type config struct {
 	waitEvery      bool   // rounds wait for every node (tests only)
 	skipUnhealthy  bool   // WithSkipUnhealthyNodes; on by default
 	skipAlways     []bool // nodes that every acquire skips (tests only)
+	evenNodes      bool   // WithEvenNodes
 
 	notifications bool // WithReleaseNotifications; on by default
 	closeReleases bool // WithReleaseOnClose; on by default
@@ -149,41 +150,21 @@ func WithDriftFactor(f float64) Option {
 	return optionFunc(func(c *config) { c.driftFactor = f })
 }
 
-// WithSkipUnhealthyNodes sets whether a lock's acquire skips the nodes
-// that are behind the others or failing. Default: true.
+// WithSkipUnhealthyNodes sets whether a new lock skips the nodes that are
+// behind the others or failing. Default: true.
 //
-// A round returns once its outcome is decided, and the requests of the
-// nodes that had not answered go on in the background (see Client.Close). A
-// node is behind when one of those requests is still running a tenth of
-// the per-node timeout (at least 5 ms) after its round returned; it stays
-// behind until all of them have ended and a probe, one request at a time,
-// is answered within that time of its round. A node is failing when the last 3 of
-// its requests to end failed (an error reply, a refused connection or a
-// timeout; a Cluster's CROSSSLOT refusal, the caller's mistake, does not
-// count) and none has succeeded since; it stays failing until one succeeds,
-// and gets one probe, the acquire of the next lock, per node timeout (at
-// most a second) after its last failure.
+// A node is behind while requests that outlived their calls are still
+// running on it; it is failing after 3 failed requests in a row. A new
+// lock sends such a node none of its requests, for at most as many nodes
+// as still leave a quorum. The node's NodeError then matches
+// ErrNodeSkipped, and it counts as a node that cannot hold the lock. A
+// slow node is thus not handed a queue of requests that would time out,
+// and a refusing node is not dialled for every request. The cost is fault
+// tolerance: the lock is held on the other nodes only, for its whole life.
 //
-// While a node is behind or failing, the acquire of a new lock (Lock,
-// TryLock, Do and the like) is not sent to it, at most for as many nodes
-// as still leave a quorum, and the extends and releases of such
-// a lock are not sent to it either: its NodeError matches ErrNodeSkipped,
-// and it counts as a node that cannot hold the lock. A slow or stopped
-// node would hardly answer in time, and every request sent to it would
-// queue behind the others, in the Redis client's pool and on the node,
-// until the client drops connections and dials new ones while the node is
-// at its slowest; a failing node would fail the request, after a dial
-// that the connection refused. The cost is fault tolerance: a lock
-// acquired without a node is held on the others only, for its whole life.
-// A node whose error replies are for one resource only (a key of another
-// type, a custom script's error) is failing too when no other request to
-// it succeeds in between, until the next probe.
-//
-// Requests of locks acquired before the node fell behind or began failing
-// are sent as usual. With one or two nodes nothing is ever skipped, nor
-// for locks whose keys may lie in different Redis Cluster hash slots
-// (LockMulti with several keys, custom scripts with extra keys), which go
-// to every node.
+// Nothing is skipped with one or two nodes, nor for locks whose keys may
+// lie in different Redis Cluster hash slots. docs/design.md, "Health",
+// has the exact rules.
 func WithSkipUnhealthyNodes(on bool) Option {
 	return optionFunc(func(c *config) { c.skipUnhealthy = on })
 }
@@ -279,6 +260,16 @@ func WithMaxRenewals(n int) Option {
 // tokens can then go back.
 func WithFencing() Option {
 	return optionFunc(func(c *config) { c.fencing = true })
+}
+
+// WithEvenNodes(true) lets New accept an even number of nodes. A lock
+// needs a majority, N/2+1 of N nodes, so an even count tolerates no more
+// failed nodes than the odd count below it, with one more node that may
+// fail: 2 nodes tolerate none, 4 tolerate one, as 3 do. Locks are as safe
+// with any count; New refuses an even one unless this option says it is
+// meant, as while adding a node to go from 3 to 5. Default: false.
+func WithEvenNodes(allow bool) Option {
+	return optionFunc(func(c *config) { c.evenNodes = allow })
 }
 
 // WithObserver adds callbacks called as locks are acquired, extended, lost

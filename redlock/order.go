@@ -47,6 +47,11 @@ func (o *keyOrder) lanes(req request) *quorum.Lanes {
 	if len(req.names) > 1 {
 		name = orderKey{multi: true, name: joinSorted(req.names)}
 	}
+	return o.lanesOf(name)
+}
+
+// lanesOf returns the lanes for a new attempt in the Order named name.
+func (o *keyOrder) lanesOf(name orderKey) *quorum.Lanes {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if order := o.orders[name].Value(); order != nil {

@@ -248,3 +248,11 @@ func (l *Lock) holdLimit(renewAt time.Time, renewals int) (time.Time, error) {
 func share(ttl time.Duration, f float64) time.Duration {
 	return time.Duration(float64(ttl) * f)
 }
+
+// earliest returns the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -42,7 +42,7 @@ func heldForTest(t *testing.T) (_ *heldContext, lost *[]observe.LockLostInfo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLock(c, req, "0123456789abcdef0123", 0, time.Time{}, new(quorum.Lanes))
+	l := newLock(c, req, "0123456789abcdef0123", 0, time.Time{}, quorum.NewLanes(new(quorum.Order)))
 	l.validUntil = time.Now().Add(time.Hour)
 	kctx, cancel := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { cancel(nil) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -400,5 +401,45 @@ func TestLockFromContext(t *testing.T) {
 		if got, ok := redlock.LockFromContext(ctx); ok || got != nil {
 			t.Errorf("LockFromContext(%s) = %p, %v; want nil, false", name, got, ok)
 		}
+	}
+}
+
+// Do names the loss of its lock once, however fn returns it: the cause of
+// its context, wrapped or not, its context's Err, or nil; and the release
+// that finds the lost lock gone adds nothing.
+func TestDoNamesTheLossOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func(ctx context.Context) error
+	}{
+		{"cause", func(ctx context.Context) error { return context.Cause(ctx) }},
+		{"Err", func(ctx context.Context) error { return ctx.Err() }},
+		{"wrapped cause", func(ctx context.Context) error { return fmt.Errorf("writing: %w", context.Cause(ctx)) }},
+		{"nil", func(context.Context) error { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 5)
+			client := c.client(t, redlock.WithNodeTimeout(testNodeTimeout))
+			err := client.Do(context.Background(), "k", time.Second, func(ctx context.Context) error {
+				c.settle(t) // no acquire request may set the keys again
+				for _, s := range c.servers[:3] {
+					s.Del("k")
+				}
+				<-ctx.Done()
+				return tc.fn(ctx)
+			})
+			if !errors.Is(err, redlock.ErrLockLost) {
+				t.Fatalf("Do = %v, want ErrLockLost", err)
+			}
+			msg := err.Error()
+			if n := strings.Count(msg, "lock lost"); n != 1 {
+				t.Errorf("Do = %q, naming the loss %d times; want once", msg, n)
+			}
+			for _, noise := range []string{"context canceled", "not held", "unlock"} {
+				if strings.Contains(msg, noise) {
+					t.Errorf("Do = %q, want no %q", msg, noise)
+				}
+			}
+		})
 	}
 }

@@ -120,9 +120,6 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 		return nil, err
 	}
 	defer c.calls.Done()
-	if retry == nil {
-		retry = c.cfg.retry
-	}
 	req, err := c.newRequest(names, ttl)
 	if err != nil {
 		return nil, err
@@ -131,14 +128,27 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 	if trace != nil {
 		defer func() { trace.done(l, err) }()
 	}
+	return c.retry(ctx, req, retry, func(attempt int) (*Lock, error) {
+		trace.attemptStart(attempt)
+		return c.attempt(ctx, req, trace)
+	})
+}
+
+// retry makes attempts until one returns a Lock or an error that is no
+// *QuorumError, retry gives up or ctx ends. Between attempts it waits for
+// the release of the keys of wants (see waiter.wait). A nil retry is the
+// Client's strategy.
+func (c *Client) retry(ctx context.Context, wants request, retry RetryStrategy, attempt func(attempt int) (*Lock, error)) (l *Lock, err error) {
+	if retry == nil {
+		retry = c.cfg.retry
+	}
 	var w *waiter // made at the first wait
 	defer func() { w.leave(l != nil) }()
-	for attempt := 1; ; attempt++ {
+	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 		}
-		trace.attemptStart(attempt)
-		l, err := c.attempt(ctx, req, trace)
+		l, err := attempt(n)
 		if err == nil {
 			return l, nil
 		}
@@ -146,18 +156,18 @@ func (c *Client) lock(ctx context.Context, names []string, ttl time.Duration, re
 		if !errors.As(err, &qe) {
 			return nil, err
 		}
-		qe.Attempts = attempt
+		qe.Attempts = n
 		if ctx.Err() != nil {
 			return nil, withContextError(qe, ctx.Err())
 		}
-		delay, ok := retry.NextDelay(attempt)
+		delay, ok := retry.NextDelay(n)
 		if !ok {
 			return nil, qe
 		}
 		if w == nil {
 			w = &waiter{client: c}
 		}
-		switch err := w.wait(ctx, req, delay); {
+		switch err := w.wait(ctx, wants, delay); {
 		case errors.Is(err, ErrClosed):
 			return nil, fmt.Errorf("%w: %w", ErrClosed, qe)
 		case err != nil:

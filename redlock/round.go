@@ -20,9 +20,9 @@ type roundSpec struct {
 	args    []string
 	timeout time.Duration // per node
 	// yes reports whether a reply votes for the outcome the round asks
-	// for. A round without yes counts no votes: it returns once the nodes
-	// of wait have answered (a cleanup).
-	yes  func(reply any) bool
+	// for; a node error never does. A round without yes counts no votes:
+	// it returns once the nodes of wait have answered (a cleanup).
+	yes  func(result) bool
 	wait []bool
 	// every makes the round wait for the reply of every node, whatever
 	// the votes (see request.every).
@@ -41,7 +41,7 @@ type roundSpec struct {
 
 // spec returns the round that runs s with req's keys and the given
 // arguments, followed by the extra keys and arguments when s is custom.
-func (c *Client) spec(s scriptUse, req request, yes func(any) bool, args ...string) roundSpec {
+func (c *Client) spec(s scriptUse, req request, yes func(result) bool, args ...string) roundSpec {
 	keys := req.keys
 	if s.custom {
 		if req.extra != nil {
@@ -55,41 +55,42 @@ func (c *Client) spec(s scriptUse, req request, yes func(any) bool, args ...stri
 // round runs s on every node at once, each bounded by the per-node
 // timeout, after the earlier requests of s.lanes on that node, except on
 // the nodes of s.skip and those whose lane carries no request (their reply
-// is ErrNodeSkipped). It returns as soon as s.yes holds for a quorum of
+// is a *skipError). It returns as soon as s.yes holds for a quorum of
 // the replies or can no longer hold for one, unless s says to wait longer;
-// a node that had not answered by then has quorum.ErrPending, wrapped in
-// a *nodeTimeoutError when the round ended at the per-node timeout.
+// a node that had not answered by then has quorum.ErrPending, or a
+// *nodeTimeoutError when the round ended at the per-node timeout.
 func (c *Client) round(ctx context.Context, s roundSpec) []result {
-	// The spec and the quorum.Round live in one allocation, which the
-	// calls share.
-	run := &specRound{spec: s}
-	run.Round = quorum.Round{
-		Nodes:   len(c.nodes),
-		Timeout: s.timeout,
-		Every:   s.every,
-		Wait:    s.wait,
-		Lanes:   s.lanes,
-		Skip:    s.skip,
-		Health:  c.health,
-		Tracker: &c.requests,
-		Inline:  c.inline,
+	// The calls read copies of what they need, held in their closure,
+	// which is allocated anyway: reading s itself would move all of it to
+	// the heap, as it is too large for a closure to copy.
+	script, keys, args, again, timeout := s.script, s.keys, s.args, s.again, s.timeout
+	run := &quorum.Round{
+		Nodes:    len(c.nodes),
+		Timeout:  s.timeout,
+		Yes:      s.yes,
+		Wait:     s.wait,
+		Lanes:    s.lanes,
+		Skip:     s.skip,
+		Health:   c.health,
+		Outcomes: &c.fails,
+		Tracker:  &c.requests,
+		Inline:   c.inline,
 		Call: func(nodeCtx context.Context, i int) result {
-			spec := &run.spec
-			send := func() (any, error) { return c.nodes[i].Run(nodeCtx, spec.script, spec.keys, spec.args) }
+			send := func() (any, error) { return c.nodes[i].Run(nodeCtx, script, keys, args) }
 			reply, err := send()
-			if err != nil && spec.again != nil && spec.again(i, err) {
+			if err != nil && again != nil && again(i, err) {
 				reply, err = releaseAgain(nodeCtx, send, err)
 			}
 			if err != nil && ctx.Err() == nil && timedOut(nodeCtx) {
-				err = &nodeTimeoutError{timeout: spec.timeout, driverErr: err}
+				err = c.timeoutError(i, timeout, err)
 			}
 			return result{Value: reply, Err: err}
 		},
 	}
-	if s.yes != nil {
-		run.Yes = run.yes
-	}
-	if s.learn {
+	switch {
+	case s.every:
+		run.Wait = c.everyNode
+	case s.learn:
 		run.Wait = c.unknownServers()
 	}
 	start := time.Now()
@@ -98,23 +99,13 @@ func (c *Client) round(ctx context.Context, s roundSpec) []result {
 	for i, r := range results {
 		switch {
 		case r.Err == quorum.ErrNotSent:
-			results[i].Err = ErrNodeSkipped
+			results[i].Err = c.skipError(i, i < len(s.skip) && s.skip[i])
 		case r.Err == quorum.ErrPending && timedOut:
-			results[i].Err = &nodeTimeoutError{timeout: s.timeout, driverErr: r.Err}
+			results[i].Err = c.timeoutError(i, s.timeout, r.Err)
 		}
 	}
 	return results
 }
-
-// specRound is a round run from a roundSpec.
-type specRound struct {
-	spec roundSpec
-	quorum.Round
-}
-
-// yes is the round's Yes: a reply votes for the outcome when it is no
-// error and the spec's yes holds for it.
-func (r *specRound) yes(reply result) bool { return reply.Err == nil && r.spec.yes(reply.Value) }
 
 // timedOut reports whether a node's context has reached its deadline. A
 // client that turns the deadline into a socket timeout can fail a moment
@@ -125,4 +116,14 @@ func timedOut(nodeCtx context.Context) bool {
 	}
 	deadline, ok := nodeCtx.Deadline()
 	return ok && !time.Now().Before(deadline)
+}
+
+// detached returns ctx without its cancellation, for a round that runs to
+// the end whatever the caller does. A ctx that can never be cancelled
+// (context.Background, say) is returned as it is, which saves an allocation.
+func detached(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }

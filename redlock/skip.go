@@ -9,9 +9,9 @@ import (
 // skipped returns the nodes that an acquire of req is not sent to, nil
 // for none, at most as many as leave a quorum: those behind the others,
 // whose requests are still running lagLimit after their rounds returned
-// without them, or were and have not answered a probe within it since,
-// and those failing, whose last requests all failed and
-// which are not due a probe (quorum.Health). A node behind would hardly
+// without them, or were and have not answered a probe within it since
+// (quorum.Health), and those failing, whose last requests all failed and
+// which are not due a probe (nodeFailures). A node behind would hardly
 // answer in time, and each request sent to it would wait behind the
 // others, adding load to a node that cannot keep up; a failing node, one
 // that refuses connections say, would fail it, at the cost of a dial or
@@ -48,7 +48,7 @@ func (c *Client) skipped(req request) []bool {
 		spare--
 	}
 	for i := 0; i < n && spare > 0; i++ {
-		if behind[i] && c.health.Failed(i) || !behind[i] && c.health.Failing(i, req.nodeTimeout) {
+		if behind[i] && c.fails.failed(i) || !behind[i] && c.fails.failing(i, req.nodeTimeout) {
 			mark(i)
 		}
 	}

@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,14 @@ func TestAcquireSkipsANodeBehind(t *testing.T) {
 				}
 				if !notSent {
 					t.Errorf("Extend(d): %v; want node 4 reported as not sent (ErrNodeSkipped)", err)
+				}
+				if want := "; node 4: not sent: the lock was acquired without this node"; !strings.HasSuffix(err.Error(), want) {
+					t.Errorf("Extend(d): %q; want it ending in %q", err, want)
+				}
+				// A new lock on d's key skips node 4 as behind, and says so.
+				_, err = client.TryLock(ctx, "d", time.Minute)
+				if want := `; node 4: skipped, behind the other nodes \([0-9]+ requests? still running\)$`; !regexp.MustCompile(want).MatchString(err.Error()) {
+					t.Errorf("TryLock(d) while node 4 is behind: %v; want it matching %q", err, want)
 				}
 			}
 			if err := a.Unlock(ctx); err != nil {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -61,10 +62,13 @@ func logObserver(logger *slog.Logger) observe.Observer {
 // logRound logs a round's node errors, one record each at Warn, then the
 // round with its votes and timings.
 func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, info observe.RoundInfo, extra ...slog.Attr) {
-	for _, ne := range info.Errors {
-		logger.LogAttrs(ctx, slog.LevelWarn, "redlock: node error",
-			slog.String("op", string(info.Op)), keysAttr(info.Keys), slog.Int("node", ne.Node),
-			slog.Any("error", ne.Err))
+	for _, err := range info.Errors {
+		var ne *NodeError
+		if errors.As(err, &ne) {
+			logger.LogAttrs(ctx, slog.LevelWarn, "redlock: node error",
+				slog.String("op", info.Op), keysAttr(info.Keys), slog.Int("node", ne.Node),
+				slog.Any("error", ne.Err))
+		}
 	}
 	if !logger.Enabled(ctx, level) {
 		return
@@ -78,7 +82,7 @@ func logRound(ctx context.Context, logger *slog.Logger, level slog.Level, msg st
 	if info.Attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", info.Attempt))
 	}
-	if info.Op != observe.OpUnlock {
+	if Op(info.Op) != OpUnlock {
 		attrs = append(attrs, durationAttr("validity", info.Validity))
 	}
 	logger.LogAttrs(ctx, level, msg, attrs...)

@@ -26,7 +26,7 @@ type sliceConn struct {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
-	c := newCluster(t, 2)
+	c := newCluster(t, 4)
 	a, b := c.conns[0], c.conns[1]
 	var typedNil *namedConn
 	tests := []struct {
@@ -42,6 +42,10 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"same conn twice", []driver.Conn{a, b, a}, nil, "redlock: invalid argument: node 2 is the same Conn as node 0"},
 		{"same node id twice", []driver.Conn{&namedConn{a, "n1"}, &namedConn{b, "n1"}}, nil,
 			"redlock: invalid argument: node 1 talks to the same node as node 0 (n1)"},
+		{"two nodes", c.conns[:2], nil,
+			"redlock: invalid argument: 2 nodes: a quorum of 2 tolerates no failed node; give an odd number of nodes, or WithEvenNodes(true)"},
+		{"four nodes", c.conns, nil,
+			"redlock: invalid argument: 4 nodes: a quorum of 3 tolerates 1 failed node, as 3 nodes do; give an odd number of nodes, or WithEvenNodes(true)"},
 		{"nil option", []driver.Conn{a}, []redlock.Option{nil}, "redlock: invalid argument: nil Option"},
 		{"negative drift factor", []driver.Conn{a}, []redlock.Option{redlock.WithDriftFactor(-0.1)},
 			"redlock: invalid argument: drift factor -0.1 is outside [0, 1)"},
@@ -81,9 +85,29 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
+// An even number of nodes is accepted when WithEvenNodes says it is
+// meant: locks are as safe, only less available than with one node less.
+func TestNewAcceptsEvenNodesWhenAllowed(t *testing.T) {
+	c := newCluster(t, 4)
+	for _, n := range []int{2, 4} {
+		client, err := redlock.New(c.conns[:n], redlock.WithEvenNodes(true))
+		if err != nil {
+			t.Fatalf("New with %d nodes and WithEvenNodes(true): %v", n, err)
+		}
+		l, err := client.TryLock(context.Background(), "even", time.Minute)
+		if err != nil {
+			t.Fatalf("TryLock on %d nodes: %v", n, err)
+		}
+		if err := l.Unlock(context.Background()); err != nil {
+			t.Fatalf("Unlock on %d nodes: %v", n, err)
+		}
+		closeClient(t, client)
+	}
+}
+
 func TestNewAcceptsIncomparableConns(t *testing.T) {
-	c := newCluster(t, 2)
-	conns := []driver.Conn{sliceConn{Conn: c.conns[0]}, sliceConn{Conn: c.conns[1]}}
+	c := newCluster(t, 3)
+	conns := []driver.Conn{sliceConn{Conn: c.conns[0]}, sliceConn{Conn: c.conns[1]}, sliceConn{Conn: c.conns[2]}}
 	if _, err := redlock.New(conns); err != nil {
 		t.Fatalf("New with incomparable conns: %v", err)
 	}

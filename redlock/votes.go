@@ -1,11 +1,11 @@
 package redlock
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/quorum"
-	"github.com/locksmith-go/locksmith/redlock/observe"
 )
 
 // votes is the count of a round's answers.
@@ -28,16 +28,28 @@ func (v votes) uncertain() bool {
 func unsent(errs []*NodeError) int {
 	n := 0
 	for _, ne := range errs {
-		if ne.Err == ErrNodeSkipped {
+		if errors.Is(ne.Err, ErrNodeSkipped) {
 			n++
 		}
 	}
 	return n
 }
 
+// eventErrors returns the node errors of the round as a RoundInfo lists them.
+func (v votes) eventErrors() []error {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	errs := make([]error, len(v.errs))
+	for i, ne := range v.errs {
+		errs[i] = ne
+	}
+	return errs
+}
+
 // countVotes counts a round's answers. granted tells whether a reply is a
 // yes; any other integer is a refusal and anything else a node error.
-func countVotes(results []result, granted func(any) bool) votes {
+func countVotes(results []result, granted func(result) bool) votes {
 	var v votes
 	for i, r := range results {
 		switch {
@@ -45,7 +57,7 @@ func countVotes(results []result, granted func(any) bool) votes {
 			v.pending++
 		case r.Err != nil:
 			v.errs = append(v.errs, &NodeError{Node: i, Err: r.Err})
-		case granted(r.Value):
+		case granted(r):
 			v.granted++
 		default:
 			if _, ok := r.Value.(int64); ok {
@@ -59,7 +71,7 @@ func countVotes(results []result, granted func(any) bool) votes {
 }
 
 // failure describes a round that did not grant what op asked for.
-func (c *Client) failure(op observe.Op, req request, v votes, validity time.Duration) *QuorumError {
+func (c *Client) failure(op Op, req request, v votes, validity time.Duration) *QuorumError {
 	return &QuorumError{
 		Op:       op,
 		Keys:     req.names,
@@ -72,4 +84,6 @@ func (c *Client) failure(op observe.Op, req request, v votes, validity time.Dura
 	}
 }
 
-func isOne(reply any) bool { return reply == int64(1) }
+// isOne reports whether a reply is the integer 1, most scripts' yes. Like
+// every vote of a round (roundSpec.yes), it is false for a node error.
+func isOne(r result) bool { return r.Err == nil && r.Value == int64(1) }

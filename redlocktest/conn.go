@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/locksmith-go/locksmith/driver"
+	"github.com/locksmith-go/locksmith/internal/resp"
 )
 
 // conn is a node's driver.Conn: it sends each request to the node's server
@@ -18,30 +19,26 @@ type conn struct {
 var _ driver.Conn = (*conn)(nil)
 
 func (c *conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
-	raw, err := c.node.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.node.end()
-	return raw.Eval(ctx, script, keys, args)
+	return send(ctx, c.node, func(raw *resp.Notifier) (any, error) { return raw.Eval(ctx, script, keys, args) })
 }
 
 func (c *conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
-	raw, err := c.node.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.node.end()
-	return raw.EvalSha(ctx, sha1, keys, args)
+	return send(ctx, c.node, func(raw *resp.Notifier) (any, error) { return raw.EvalSha(ctx, sha1, keys, args) })
 }
 
 func (c *conn) ScriptLoad(ctx context.Context, script string) (string, error) {
-	raw, err := c.node.admit(ctx)
+	return send(ctx, c.node, func(raw *resp.Notifier) (string, error) { return raw.ScriptLoad(ctx, script) })
+}
+
+// send runs request once node's faults let it through.
+func send[T any](ctx context.Context, node *Node, request func(raw *resp.Notifier) (T, error)) (T, error) {
+	raw, err := node.admit(ctx)
 	if err != nil {
-		return "", err
+		var zero T
+		return zero, err
 	}
-	defer c.node.end()
-	return raw.ScriptLoad(ctx, script)
+	defer node.end()
+	return request(raw)
 }
 
 // notifier is a node's Conn with release notifications.
@@ -51,13 +48,10 @@ type notifier struct {
 
 var _ driver.Notifier = (*notifier)(nil)
 
+// Subscribe counts as a request only until the subscription is made: it
+// changes no key.
 func (c *notifier) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
-	raw, err := c.node.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.node.end() // the subscription, once made, changes no key
-	return raw.Subscribe(ctx, channel, deliver)
+	return send(ctx, c.node, func(raw *resp.Notifier) (func(), error) { return raw.Subscribe(ctx, channel, deliver) })
 }
 
 // Conn returns the driver.Conn through which the node is reached, the same

@@ -154,6 +154,9 @@ func (a *app) client(opts ...redlock.Option) (*redlock.Client, nodeList, error) 
 	if a.nodeTimeout != 0 {
 		opts = append(opts, redlock.WithNodeTimeout(a.nodeTimeout))
 	}
+	// The CLI works on the deployment its programs use, which may have
+	// opted in to an even count; doctor warns about one.
+	opts = append(opts, redlock.WithEvenNodes(true))
 	c, err := redlock.New(ns.conns(), opts...)
 	if err != nil {
 		ns.close()

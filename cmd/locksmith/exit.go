@@ -12,7 +12,7 @@ const (
 	exitOK       = 0
 	exitUnsafe   = 1  // doctor found something unsafe; release released nothing
 	exitUsage    = 64 // bad flags or arguments (sysexits EX_USAGE)
-	exitError    = 69 // no quorum reachable, or bad configuration (EX_UNAVAILABLE); --error-exit-code
+	exitError    = 69 // no quorum reachable, bad configuration, a semaphore's limit mismatch (EX_UNAVAILABLE); --error-exit-code
 	exitConflict = 75 // run: the key is held elsewhere (EX_TEMPFAIL, as lockf); --conflict-exit-code
 	exitLost     = 76 // run: the lock was lost, or --max-hold reached, while the command ran; --lost-exit-code
 	exitNoExec   = 126
@@ -23,12 +23,14 @@ const exitCodesHelp = `Exit codes:
   the command's     run: the command ran; its own exit code
   128+N             run: the command was killed by signal N, or locksmith got
                     signal N while it waited for the lock
-  75                run: not acquired, the key is held elsewhere (--wait ran
-                    out, or -n) (--conflict-exit-code)
+  75                run: not acquired, the key (with --limit, every permit) is
+                    held elsewhere (--wait ran out, or -n) (--conflict-exit-code)
   76                run: the lock was lost, or --max-hold was reached, while
                     the command ran (--lost-exit-code)
   69                no quorum of nodes could be reached, or the configuration
-                    is wrong: URLs, TLS files, password file (--error-exit-code)
+                    is wrong: URLs, TLS files, password file, or with run
+                    --limit a limit other than the one KEY is in use with
+                    (--error-exit-code)
   64                bad flags or arguments
   126, 127          run: the command could not be executed, or was not found
   1                 doctor: something unsafe was found; release: nothing was

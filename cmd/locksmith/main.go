@@ -3,7 +3,7 @@
 // fit for Redlock, and releases locks left behind.
 //
 //	locksmith run [flags] KEY -- COMMAND [ARGS...]
-//	locksmith status [--json] KEY...
+//	locksmith status [--json] [--limit N] KEY...
 //	locksmith doctor [--json]
 //	locksmith release KEY (--value VALUE | --value-file FILE | --force --confirm KEY)
 //

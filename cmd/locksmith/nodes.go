@@ -137,6 +137,11 @@ func parseNodeURL(raw string, secrets *[]string) (*redis.Options, string, error)
 			}
 		}
 	}
+	if !strings.Contains(raw, "://") {
+		// host:port, the demo's other form, parses as a scheme or fails
+		// with a parser message that names no fix.
+		return nil, "", errors.New("not a URL: write redis://host:port (rediss:// for TLS)")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error

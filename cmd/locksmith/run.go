@@ -74,6 +74,26 @@ signal cancels. With --min-hold D it is instead left to expire D after it was
 acquired, when D has not passed yet, so that jobs started by clocks that
 disagree run at most once per period (within 10ms).
 
+Permits: with --limit N, KEY names a semaphore of N permits and the command
+runs holding one of them, so that at most N commands run at once on KEY over
+every machine that uses the nodes (what sem -j N of GNU parallel does on one
+machine). A permit is a lock on one of N slot keys, and all of the above holds
+for it: the waiting and exit 75 when all N are taken, --ttl and renewal, the
+signals when it is lost, --max-hold, --min-hold and the release. The command
+also gets in its environment:
+
+  LOCKSMITH_PERMIT     the key of the permit's slot, KEY:permit:I in KEY's
+                       hash tag ({KEY}:permit:I when KEY has none)
+  LOCKSMITH_SLOT       I, the slot's number from 0 to N-1, which no other
+                       running command holds: to pick one of N resources
+
+With --fencing the token counts per slot: a resource checks it against the
+highest token it has seen for that LOCKSMITH_PERMIT, not for KEY. Every run on
+KEY must give the same --limit, which the nodes record: a run with another
+fails (exit 69) until every holder of the recorded limit has ended and its TTL
+has passed. --limit 1 is a lock on the semaphore's keys, not on KEY: it does
+not exclude a run on KEY without --limit.
+
 `
 
 type runOptions struct {
@@ -90,6 +110,7 @@ type runOptions struct {
 	progressEvery time.Duration
 	conflictCode  int
 	lostCode      int
+	limit         int // permits of the semaphore KEY; 0 for the lock KEY
 }
 
 // forwarded are the signals that end a wait and are passed on to the
@@ -111,7 +132,10 @@ func (a *app) runCommand() *cobra.Command {
 		Long:  runHelp + parentDeathHelp + exitCodesHelp,
 		Example: `  # A nightly job that must not run twice at once, waiting at most 10 minutes:
   locksmith run --wait 10m --nodes redis://r1:6379,redis://r2:6379,redis://r3:6379 \
-      nightly-report -- /usr/local/bin/report --since yesterday`,
+      nightly-report -- /usr/local/bin/report --since yesterday
+
+  # At most 4 exports at once over every machine, each on a part of its own:
+  locksmith run --limit 4 --shell exports -- '/usr/local/bin/export --part $LOCKSMITH_SLOT'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) > 1 && args[1] == "--":
@@ -146,6 +170,7 @@ func (a *app) runCommand() *cobra.Command {
 	f.DurationVar(&o.progressEvery, "progress-every", 5*time.Second, "how often to report a wait on stderr")
 	f.IntVar(&o.conflictCode, "conflict-exit-code", exitConflict, "exit code when the lock is held elsewhere")
 	f.IntVar(&o.lostCode, "lost-exit-code", exitLost, "exit code when the lock is lost or --max-hold reached while the command runs")
+	f.IntVar(&o.limit, "limit", 0, "hold one of this many permits of the semaphore KEY instead of the lock KEY")
 	return cmd
 }
 
@@ -161,6 +186,8 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 		return usagef("--max-hold, --min-hold and --kill-after: want durations >= 0")
 	case o.progressEvery <= 0:
 		return usagef("--progress-every %v: want a positive duration", o.progressEvery)
+	case flagChanged(cmd.Flags(), "limit") && (o.limit < 1 || o.limit > redlock.MaxSemaphoreLimit):
+		return usagef("--limit %d: want 1 to %d permits", o.limit, redlock.MaxSemaphoreLimit)
 	}
 	if flagChanged(cmd.Flags(), "wait") && o.wait == 0 {
 		o.nonblock = true
@@ -233,14 +260,16 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 		return err
 	}
 	acquiredAt := time.Now()
-	a.logf("acquired %q after %d attempt(s); valid until %s", key, w.attempts.Load(), formatTime(lock.ValidUntil()))
+	// The messages name what is held: KEY, or the key of a permit's slot.
+	held := lock.Key()
+	a.logf("acquired %q after %d attempt(s); valid until %s", held, w.attempts.Load(), formatTime(lock.ValidUntil()))
 
 	keepCtx, stopKeep := lock.KeepAlive(context.Background())
 	child := a.childCommand(key, argv, o, lock)
 	exited := make(chan error, 1)
 	if err := startChild(child, exited); err != nil {
 		stopKeep()
-		a.release(lock, key, o, acquiredAt, false)
+		a.release(lock, held, o, acquiredAt, false)
 		code := exitNoExec
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			code = exitNotFound
@@ -250,13 +279,13 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	pgid := child.Process.Pid
 	a.logf("running %s (process group %d)", argv[0], pgid)
 
-	lost := a.supervise(lock, key, o, pgid, keepCtx, sigs, exited)
+	lost := a.supervise(lock, held, o, pgid, keepCtx, sigs, exited)
 	stopKeep()
-	a.release(lock, key, o, acquiredAt, lost != nil)
+	a.release(lock, held, o, acquiredAt, lost != nil)
 
 	if lost != nil {
 		// supervise has reported the cause.
-		return withCode(o.lostCode, fmt.Errorf("lock on %q not kept to the end of the command", key))
+		return withCode(o.lostCode, fmt.Errorf("lock on %q not kept to the end of the command", held))
 	}
 	return childExit(child.ProcessState)
 }
@@ -286,13 +315,7 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 	if !o.nonblock && (a.verbose || isTerminal(os.Stderr)) {
 		wg.Go(func() { a.reportWait(key, o.progressEvery, &w.attempts, waiting) })
 	}
-	var lock *redlock.Lock
-	var err error
-	if o.nonblock {
-		lock, err = client.TryLock(ctx, key, o.ttl)
-	} else {
-		lock, err = client.Lock(ctx, key, o.ttl)
-	}
+	lock, err := take(ctx, client, key, o)
 	close(waiting)
 	wg.Wait()
 	select {
@@ -307,6 +330,9 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 	if err == nil {
 		return lock, nil
 	}
+	if errors.Is(err, redlock.ErrLimitMismatch) {
+		return nil, a.fail(fmt.Errorf("%w; give every run on it the same --limit, or wait a --ttl after the last holder of the other has ended", err))
+	}
 	var qe *redlock.QuorumError
 	if errors.As(err, &qe) && qe.Refused > 0 {
 		a.logf("%q is held elsewhere: %d of %d nodes refused, %d attempt(s)", key, qe.Refused, qe.Nodes, w.attempts.Load())
@@ -320,7 +346,30 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 		// does not.
 		err = qe
 	}
+	if errors.Is(err, redlock.ErrNotAcquired) {
+		// It names the key and each node's cause already.
+		return nil, a.fail(err)
+	}
 	return nil, a.fail(fmt.Errorf("could not acquire %q: %w", key, err))
+}
+
+// take acquires the lock KEY, or with --limit one of the permits of the
+// semaphore KEY, with a single attempt under -n.
+func take(ctx context.Context, client *redlock.Client, key string, o runOptions) (*redlock.Lock, error) {
+	if o.limit == 0 {
+		if o.nonblock {
+			return client.TryLock(ctx, key, o.ttl)
+		}
+		return client.Lock(ctx, key, o.ttl)
+	}
+	sem, err := client.Semaphore(key, o.limit)
+	if err != nil {
+		return nil, err
+	}
+	if o.nonblock {
+		return sem.TryAcquire(ctx, o.ttl)
+	}
+	return sem.Acquire(ctx, o.ttl)
 }
 
 // reportWait says every interval how long the wait for key has lasted,
@@ -351,17 +400,20 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(c.SysProcAttr)
-	env := make([]string, 0, len(os.Environ())+4)
+	env := make([]string, 0, len(os.Environ())+6)
 	for _, kv := range os.Environ() {
 		// Variables of an enclosing locksmith run describe another lock.
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "LOCKSMITH_KEY", "LOCKSMITH_TOKEN", "LOCKSMITH_DEADLINE", "LOCKSMITH_VALUE":
+		case "LOCKSMITH_KEY", "LOCKSMITH_TOKEN", "LOCKSMITH_DEADLINE", "LOCKSMITH_VALUE", "LOCKSMITH_PERMIT", "LOCKSMITH_SLOT":
 			continue
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "LOCKSMITH_KEY="+key, "LOCKSMITH_DEADLINE="+formatTime(lock.ValidUntil()))
+	if o.limit > 0 {
+		env = append(env, "LOCKSMITH_PERMIT="+lock.Key(), "LOCKSMITH_SLOT="+permitSlot(lock.Key()))
+	}
 	if o.fencing {
 		env = append(env, "LOCKSMITH_TOKEN="+strconv.FormatUint(lock.Token(), 10))
 	}
@@ -370,6 +422,13 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 	}
 	c.Env = env
 	return c
+}
+
+// permitSlot returns the number of the slot whose key is key, which the
+// doc of redlock.Semaphore gives as its name followed by ":permit:" and
+// the number.
+func permitSlot(key string) string {
+	return key[strings.LastIndex(key, ":permit:")+len(":permit:"):]
 }
 
 // startChild starts c and returns Start's error; when c has started, a

@@ -41,6 +41,9 @@ func TestParseNodeURL(t *testing.T) {
 		{"unix:///tmp/redis.sock", "", `URL scheme "unix"`},
 		{"redis://u:pw@10.0.0.1:x", "", "invalid URL"},
 		{"redis://10.0.0.1:6379/a", "", "invalid database number"},
+		{"10.0.0.1:6379", "", "not a URL: write redis://host:port"},
+		{"localhost:6379", "", "not a URL: write redis://host:port"},
+		{"u:pw@10.0.0.1:6379", "", "not a URL"},
 	} {
 		var secrets []string
 		opts, name, err := parseNodeURL(tc.url, &secrets)
@@ -102,6 +105,9 @@ func TestUsage(t *testing.T) {
 		{"run", "-n", "--wait", "5s", "k", "--", "true"},
 		{"run", "--signal", "NOPE", "k", "--", "true"},
 		{"run", "--progress-every", "0s", "k", "--", "true"},
+		{"run", "--limit", "0", "k", "--", "true"},
+		{"run", "--limit", "1025", "k", "--", "true"},
+		{"status", "--limit", "-1", "k"},
 		{"status"},
 		{"release", "k"},
 		{"release", "k", "--value", "v", "--force"},
@@ -124,7 +130,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code := newApp(&stdout, &stderr).execute([]string{"run", "--help"}); code != 0 {
 		t.Fatalf("run --help: exit %d", code)
 	}
-	for _, want := range []string{"75", "76", "69", "64", "128+N", "--kill-after", "What cannot", "LOCKSMITH_DEADLINE", "If locksmith itself dies"} {
+	for _, want := range []string{"75", "76", "69", "64", "128+N", "--kill-after", "What cannot", "LOCKSMITH_DEADLINE", "If locksmith itself dies", "--limit", "LOCKSMITH_SLOT", "LOCKSMITH_PERMIT"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run --help lacks %q", want)
 		}

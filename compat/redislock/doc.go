@@ -87,4 +87,7 @@
 //     its whole TTL under a token the caller never learns, and refuses the
 //     caller's retry. With Options.Token the key is left alone: the caller
 //     knows the token and takes the lock again with it.
+//   - A Client over a *redis.Ring fails every call: a Ring hands the keys
+//     of a shard it counts as down to another shard, where a second owner
+//     obtains a lock that the first still holds.
 package redislock

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -270,6 +271,22 @@ func TestNewTakesAGoRedisClient(t *testing.T) {
 	}
 }
 
+// A Ring hands the keys of a shard it counts as down to another shard,
+// where a second owner would obtain a lock the first still holds: Obtain
+// through one fails, naming the Ring, and sets no key.
+func TestNewRefusesARing(t *testing.T) {
+	s := newServer(t)
+	ring := goredislib.NewRing(&goredislib.RingOptions{Addrs: map[string]string{"only": s.Addr()}})
+	defer ring.Close()
+	_, err := redislock.New(ring).Obtain(context.Background(), "k", time.Minute, nil)
+	if err == nil || !strings.Contains(err.Error(), "Ring") {
+		t.Errorf("Obtain through a Ring = %v; want an error naming the Ring", err)
+	}
+	if s.Exists("k") {
+		t.Error("the key exists after Obtain through a Ring")
+	}
+}
+
 func TestObtainRecoversFromNoScript(t *testing.T) {
 	s := newServer(t)
 	mustObtain(t, s.client, "a", time.Minute, nil)
@@ -307,6 +324,11 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"nil Client", func() error {
 			var c *redislock.Client
+			_, err := c.Obtain(ctx, "k", time.Minute, nil)
+			return err
+		}},
+		{"zero Client", func() error {
+			var c redislock.Client
 			_, err := c.Obtain(ctx, "k", time.Minute, nil)
 			return err
 		}},

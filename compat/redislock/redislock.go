@@ -31,9 +31,10 @@ var (
 )
 
 // RedisClient is the go-redis client a Client sends its scripts through,
-// as in bsm/redislock: a *redis.Client, *redis.ClusterClient, *redis.Ring
-// or any other redis.Scripter that runs each command when called (a
-// redis.Pipeliner will not do).
+// as in bsm/redislock: a *redis.Client, *redis.ClusterClient or any other
+// redis.Scripter that runs each command when called (a redis.Pipeliner
+// will not do), but a *redis.Ring (see the differences in the package
+// documentation).
 type RedisClient interface {
 	redis.Scripter
 }

@@ -44,6 +44,9 @@ type Mutex struct {
 
 // Name returns the mutex's name, which is its Redis key.
 func (m *Mutex) Name() string {
+	if m == nil {
+		return ""
+	}
 	return m.name
 }
 
@@ -51,6 +54,9 @@ func (m *Mutex) Name() string {
 // or set by [WithValue]; it is empty before either. Whoever knows it can
 // extend or release the lock, so treat it as a secret.
 func (m *Mutex) Value() string {
+	if m == nil {
+		return ""
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.value
@@ -61,6 +67,9 @@ func (m *Mutex) Value() string {
 // the drift allowance, on the local monotonic clock. It is the zero Time
 // before the first successful Lock or Extend. Unlock does not reset it.
 func (m *Mutex) Until() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.until
@@ -101,6 +110,9 @@ func (m *Mutex) Lock() error {
 // that case apart. A nil ctx is taken as context.Background(). m can be
 // locked again after a failure.
 func (m *Mutex) LockContext(ctx context.Context) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
 	if m.tries < 1 && m.err == nil {
 		return configErrorf("WithTries(%d): a mutex needs at least one try", m.tries)
 	}
@@ -145,12 +157,8 @@ func (m *Mutex) lockContext(ctx context.Context, tries int) error {
 			return configErrorf("the value function of WithGenValueFunc returned an empty value")
 		}
 
-		args := []string{value, p.ttlArg}
 		start := time.Now()
-		granted, err := m.round(ctx, p.timeout, func(ctx context.Context, node *scripts.Node) (bool, error) {
-			reply, err := node.Run(ctx, scripts.Acquire, []string{m.name}, args)
-			return yesOrNo(reply, err)
-		})
+		granted, err := m.round(ctx, p.timeout, m.ask(scripts.Acquire, value, p.ttlArg))
 		validity := quorum.Validity(p.ttl, time.Since(start), p.drift)
 		if quorum.Granted(granted, len(m.nodes), validity) {
 			m.mu.Lock()
@@ -204,18 +212,10 @@ func (m *Mutex) UnlockContext(ctx context.Context) (bool, error) {
 func (m *Mutex) release(value string) request {
 	return func(ctx context.Context, node *scripts.Node) (bool, error) {
 		reply, err := node.Run(ctx, releaseScript, []string{m.name}, []string{value})
-		if err != nil {
-			return false, err
-		}
-		switch reply {
-		case int64(1):
-			return true, nil
-		case int64(0):
-			return false, nil
-		case int64(-1):
+		if err == nil && reply == int64(-1) {
 			return false, ErrLockAlreadyExpired
 		}
-		return false, unexpected(reply)
+		return yesOrNo(reply, err)
 	}
 }
 
@@ -253,12 +253,8 @@ func (m *Mutex) ExtendContext(ctx context.Context) (bool, error) {
 	if m.setNXOnExtend {
 		script = extendSetNXScript
 	}
-	args := []string{value, p.ttlArg}
 	start := time.Now()
-	n, err := m.round(ctx, p.timeout, func(ctx context.Context, node *scripts.Node) (bool, error) {
-		reply, err := node.Run(ctx, script, []string{m.name}, args)
-		return yesOrNo(reply, err)
-	})
+	n, err := m.round(ctx, p.timeout, m.ask(script, value, p.ttlArg))
 	if n < m.quorum {
 		return false, err
 	}
@@ -299,10 +295,17 @@ func (m *Mutex) ValidContext(ctx context.Context) (bool, error) {
 		if value == "" {
 			return false, nil
 		}
-		reply, err := node.Run(ctx, holdsScript, []string{m.name}, []string{value})
-		return yesOrNo(reply, err)
+		return yesOrNo(node.Run(ctx, holdsScript, []string{m.name}, []string{value}))
 	})
 	return n >= m.quorum, err
+}
+
+// ask is the request that runs script on m's key with args, answered 1
+// (yes) or 0 (no).
+func (m *Mutex) ask(script *scripts.Script, args ...string) request {
+	return func(ctx context.Context, node *scripts.Node) (bool, error) {
+		return yesOrNo(node.Run(ctx, script, []string{m.name}, args))
+	}
 }
 
 // yesOrNo reads a script's 1 (yes) or 0 (no) reply.
@@ -316,11 +319,7 @@ func yesOrNo(reply any, err error) (bool, error) {
 	case int64(0):
 		return false, nil
 	}
-	return false, unexpected(reply)
-}
-
-func unexpected(reply any) error {
-	return fmt.Errorf("unexpected reply %#v", reply)
+	return false, fmt.Errorf("unexpected reply %#v", reply)
 }
 
 // plan is what every call derives from the mutex's options.
@@ -331,10 +330,25 @@ type plan struct {
 	timeout time.Duration // for one round of requests
 }
 
+// usable reports a Mutex that NewMutex did not make: a nil *Mutex or the
+// zero value, which has no nodes and none of NewMutex's defaults.
+func (m *Mutex) usable() error {
+	switch {
+	case m == nil:
+		return configErrorf("nil *Mutex: make one with redsync.New(pools...).NewMutex(name)")
+	case m.nodes == nil && m.err == nil:
+		return configErrorf("Mutex not made by NewMutex: make one with redsync.New(pools...).NewMutex(name)")
+	}
+	return nil
+}
+
 // plan checks the configuration and derives the plan from it. Options can
 // be applied by hand at any time through Option.Apply, so it runs on every
 // call rather than once in NewMutex.
 func (m *Mutex) plan() (plan, error) {
+	if err := m.usable(); err != nil {
+		return plan{}, err
+	}
 	if m.err != nil {
 		return plan{}, m.err
 	}

@@ -76,6 +76,9 @@ func (r *Redsync) NewMutex(name string, options ...Option) *Mutex {
 		return m
 	}
 	m.nodes, m.err = r.nodes, r.err
+	if r.nodes == nil && r.err == nil {
+		m.err = configErrorf("Redsync not made by New: make one with redsync.New(pools...)")
+	}
 	for i, o := range options {
 		if o == nil {
 			if m.err == nil {

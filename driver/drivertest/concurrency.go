@@ -17,12 +17,10 @@ const (
 // count, so each caller can tell its own reply from anyone else's.
 const counterScript = `return {KEYS[1], ARGV[1], redis.call('INCR', KEYS[1])}`
 
-// testConcurrency checks that one Conn serves 16 goroutines at once, each
-// calling Eval, EvalSha and ScriptLoad in turn, and that every caller gets
-// exactly its own reply: a reply delivered to the wrong caller, or a count
-// out of order, fails the check. Run with -race to also catch data races in
-// the adapter.
-func testConcurrency(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+// testConcurrency has each caller call Eval, EvalSha and ScriptLoad in
+// turn: a reply delivered to the wrong caller, or a count out of order,
+// fails the check.
+func testConcurrency(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 	ks := newKeyspace(t, conn)
 

@@ -46,17 +46,13 @@
 //   - Notify: a message published by a script after Subscribe returned
 //     reaches the subscriber with its payload unchanged, in the order
 //     published from one node.
-//
 //   - NotifyShared: three subscribers on each of two channels of one
 //     Notifier each get every message of their channel and nothing else.
-//
 //   - NotifyCancel: a cancelled subscription gets nothing more while the
 //     others go on; cancel may be called twice; after every subscription
 //     ended, a new one works.
-//
 //   - NotifyContextDone: Subscribe with a cancelled ctx returns an error
 //     matching ctx.Err() and delivers nothing.
-//
 //   - NotifyQuiet: a subscription whose channel stays quiet for longer than
 //     the client's read timeout keeps its connection (no new connection is
 //     opened) and hears a message published after that.
@@ -79,9 +75,6 @@
 //     an error within a second of their ctx's deadline. In the three rules
 //     above too, such a Conn's calls with a deadline return within a
 //     second of it.
-//
-// In these four, once the fault ended, a Conn that implements
-// [driver.Waiter] finishes what it runs: Wait returns nil.
 //   - NotifyQuiet (above) needs the QuietNotifier hook.
 //
 // The rules of the optional [driver.Identifier] run only when the Conn
@@ -129,8 +122,9 @@
 // 50ms, bounded by the server's clock and by an iteration count; other
 // clients of the same server wait that long.
 //
-// The suite asserts no durations: a check either gets the reply or error the
-// contract requires, or fails.
+// Beyond the bounds of the rules about stalled nodes, the suite asserts no
+// durations: a check either gets the reply or error the contract requires,
+// or fails.
 package drivertest
 
 import (
@@ -143,40 +137,36 @@ import (
 // A rule is one property of the driver contract, checked by one subtest.
 type rule struct {
 	name  string
-	check func(t *testing.T, newConn func(t *testing.T) driver.Conn)
-	// faultCheck replaces check for the rules that need [Faults].
-	faultCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults)
-	// identityCheck replaces check for the rules of driver.Identifier.
-	identityCheck func(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity)
+	check func(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config)
 }
 
 // rules lists what Run checks, in the order it checks it. The names are part
 // of the package's API: they are the subtest names and the names Skip takes.
 var rules = []rule{
-	{name: "ReplyTypes", check: testReplyTypes},
-	{name: "ErrorReplies", check: testErrorReplies},
-	{name: "UnknownDigest", check: testUnknownDigest},
-	{name: "ScriptLoad", check: testScriptLoad},
-	{name: "KeysAndArgs", check: testKeysAndArgs},
-	{name: "BinaryValues", check: testBinaryValues},
-	{name: "LargeValue", check: testLargeValue},
-	{name: "ContextDoneBeforeCall", check: testContextDoneBeforeCall},
-	{name: "ContextDoneDuringCall", check: testContextDoneDuringCall},
-	{name: "Concurrency", check: testConcurrency},
-	{name: "Notify", check: testNotify},
-	{name: "NotifyShared", check: testNotifyShared},
-	{name: "NotifyCancel", check: testNotifyCancel},
-	{name: "NotifyContextDone", check: testNotifyContextDone},
-	{name: "NotifyQuiet", faultCheck: testNotifyQuiet},
-	{name: "StalledDial", faultCheck: testStalledDial},
-	{name: "StalledServer", faultCheck: testStalledServer},
-	{name: "StalledHealthCheck", faultCheck: testStalledHealthCheck},
-	{name: "HonorsDeadline", faultCheck: testHonorsDeadline},
-	{name: "NodeID", identityCheck: testNodeID},
-	{name: "NodeIDAlias", identityCheck: testNodeIDAlias},
-	{name: "NodeIDOther", identityCheck: testNodeIDOther},
-	{name: "ServerID", identityCheck: testServerID},
-	{name: "ServerIDOther", identityCheck: testServerIDOther},
+	{"ReplyTypes", testReplyTypes},
+	{"ErrorReplies", testErrorReplies},
+	{"UnknownDigest", testUnknownDigest},
+	{"ScriptLoad", testScriptLoad},
+	{"KeysAndArgs", testKeysAndArgs},
+	{"BinaryValues", testBinaryValues},
+	{"LargeValue", testLargeValue},
+	{"ContextDoneBeforeCall", testContextDoneBeforeCall},
+	{"ContextDoneDuringCall", testContextDoneDuringCall},
+	{"Concurrency", testConcurrency},
+	{"Notify", testNotify},
+	{"NotifyShared", testNotifyShared},
+	{"NotifyCancel", testNotifyCancel},
+	{"NotifyContextDone", testNotifyContextDone},
+	{"NotifyQuiet", testNotifyQuiet},
+	{"StalledDial", testStalledDial},
+	{"StalledServer", testStalledServer},
+	{"StalledHealthCheck", testStalledHealthCheck},
+	{"HonorsDeadline", testHonorsDeadline},
+	{"NodeID", testNodeID},
+	{"NodeIDAlias", testNodeIDAlias},
+	{"NodeIDOther", testNodeIDOther},
+	{"ServerID", testServerID},
+	{"ServerIDOther", testServerIDOther},
 }
 
 // An Option changes how [Run] checks a Conn.
@@ -232,15 +222,7 @@ func Run(t *testing.T, newConn func(t *testing.T) driver.Conn, opts ...Option) {
 			if reason, ok := cfg.skipped[r.name]; ok {
 				t.Skipf("skipped by drivertest.Skip: %s", reason)
 			}
-			switch {
-			case r.faultCheck != nil:
-				r.faultCheck(t, newConn, cfg.faults)
-				return
-			case r.identityCheck != nil:
-				r.identityCheck(t, newConn, cfg.identity)
-				return
-			}
-			r.check(t, newConn)
+			r.check(t, newConn, cfg)
 		})
 	}
 }

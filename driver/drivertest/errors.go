@@ -11,12 +11,9 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 )
 
-// testErrorReplies checks that a script's error reply, and a Lua error raised
-// while it runs, come back as a non-nil error from Eval and from EvalSha,
-// carrying the server's message, and that none of them matches
-// driver.ErrNoScript: callers answer ErrNoScript by sending the script again,
+// testErrorReplies: callers answer ErrNoScript by sending the script again,
 // which must not happen for a script that simply failed.
-func testErrorReplies(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testErrorReplies(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 	ks := newKeyspace(t, conn)
 
@@ -76,8 +73,8 @@ func testErrorReplies(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	})
 }
 
-// checkErrorReply reports whether a call that the server answered with an
-// error reply returned it as a Go error, with the server's message.
+// checkErrorReply checks the error of a call that the server answered with
+// an error reply.
 func checkErrorReply(t *testing.T, method string, got any, err error, marker string) {
 	t.Helper()
 	if err == nil {
@@ -92,10 +89,8 @@ func checkErrorReply(t *testing.T, method string, got any, err error, marker str
 	}
 }
 
-// testUnknownDigest checks that EvalSha of a digest the server has never seen
-// returns an error matching driver.ErrNoScript, with or without keys and
-// args. That error is how callers learn to fall back to Eval.
-func testUnknownDigest(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+// testUnknownDigest: that error is how callers learn to fall back to Eval.
+func testUnknownDigest(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 	ks := newKeyspace(t, conn)
 

@@ -3,7 +3,6 @@ package drivertest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,41 +12,29 @@ import (
 // Faults are the hooks with which [Run] puts a Conn's node in the states of
 // a gray failure: a node that stalls rather than fails. Give them with
 // [WithFaults]. Each rule that needs a hook is skipped, with a reason in the
-// test log, when the hook is nil, so an adapter can give the hooks its
-// client can be tested with; one that talks to a real Redis server should
-// give them all.
-//
-// The rules check that a call returns with an error while the node still
-// stalls: not forever, within 20s, or for a Conn whose
-// [driver.DeadlineHonorer] reports true within a second of its ctx's
-// deadline. A Conn that waits for the stall to end fails them. Once the
-// fault ended, a Conn that is a [driver.Waiter] must finish what it runs,
-// and Wait return, within 20s. Each rule ends its fault before the
-// subtest's cleanups run, so a leak check such as go.uber.org/goleak in
-// TestMain finds nothing left of it.
+// test log, when the hook is nil; an adapter over a real Redis server
+// should give every hook its client can be tested with. Each rule ends its
+// fault before the subtest's cleanups run, so a leak check such as
+// go.uber.org/goleak in TestMain finds nothing left of it.
 type Faults struct {
 	// Pause stops the server that the Conns of newConn talk to, as
 	// SIGSTOP does: its connections stay open and its kernel still
-	// accepts new ones, but it answers nothing until resume is called.
-	// Each rule calls resume once, from the subtest's goroutine, before
-	// it ends. Needed by StalledServer, StalledHealthCheck and
-	// HonorsDeadline.
+	// accepts new ones, but it answers nothing until resume is called,
+	// once, from the subtest's goroutine. Needed by StalledServer,
+	// StalledHealthCheck and HonorsDeadline.
 	Pause func(t *testing.T) (resume func())
 
 	// HealthChecked returns a Conn to the same server as newConn whose
 	// client checks a pooled connection before each use, for example
 	// with a PING (a redigo pool's TestOnBorrow). Needed by
-	// StalledHealthCheck; leave it nil for a client that has no such
-	// check.
+	// StalledHealthCheck; leave it nil for a client without such a check.
 	HealthChecked func(t *testing.T) driver.Conn
 
-	// StalledDial returns a Conn whose client cannot finish opening a
-	// connection, because the address it dials is a listener whose
-	// backlog is full or one that accepts but never answers, and a
-	// function that ends the stall (closes that listener). The client is
-	// configured as an application would configure it, with its usual
-	// dial timeouts. Each rule calls release once, from the subtest's
-	// goroutine, before it ends. Needed by StalledDial.
+	// StalledDial returns a Conn whose client, configured with its usual
+	// dial timeouts, cannot finish opening a connection (the address it
+	// dials is a listener whose backlog is full, or one that accepts but
+	// never answers), and a function that ends the stall, called once
+	// from the subtest's goroutine. Needed by StalledDial.
 	StalledDial func(t *testing.T) (conn driver.Conn, release func())
 
 	// QuietNotifier returns a Conn to the same server as newConn whose
@@ -64,18 +51,45 @@ func WithFaults(f Faults) Option {
 }
 
 const (
-	// stallWait ends the wait for a call against a stalled node: the
-	// rules ask only that it return, not when. It is shorter than the
-	// 30s connect timeout of several clients, so that a Conn which waits
-	// for such a timeout fails the rule.
+	// stallWait ends the wait for a call against a stalled node. It is
+	// shorter than the 30s connect timeout of several clients, so that a
+	// Conn which waits for such a timeout fails the rule.
 	stallWait = 20 * time.Second
 	// deadlineSlack is how long after its ctx's deadline a call of a Conn
-	// that honours deadlines may return: generous, since the point is
-	// that it returns, not how fast.
+	// that honours deadlines may return: the point is that it returns.
 	deadlineSlack = time.Second
 	// stallCtxLife is how long a call's ctx lives against a stalled node.
 	stallCtxLife = 50 * time.Millisecond
+	// unknownDigest is the digest of a script no server has.
+	unknownDigest = "0000000000000000000000000000000000000000"
 )
+
+// A call is one method of a Conn with fixed arguments.
+type call struct {
+	method string
+	run    func(ctx context.Context) (any, error)
+}
+
+// calls returns the three methods of conn, EvalSha of digest.
+func calls(conn driver.Conn, digest string) []call {
+	return []call{
+		{"Eval", func(ctx context.Context) (any, error) { return conn.Eval(ctx, `return 'answered'`, nil, nil) }},
+		{"EvalSha", func(ctx context.Context) (any, error) { return conn.EvalSha(ctx, digest, nil, nil) }},
+		{"ScriptLoad", func(ctx context.Context) (any, error) { return conn.ScriptLoad(ctx, `return 'answered'`) }},
+	}
+}
+
+// expiring returns a ctx whose deadline expires after stallCtxLife.
+func expiring() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), stallCtxLife)
+}
+
+// cancelled returns a ctx that is cancelled after stallCtxLife.
+func cancelled() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	time.AfterFunc(stallCtxLife, cancel)
+	return ctx, cancel
+}
 
 // returnsWhileStalled calls Eval with a ctx whose deadline expires and
 // EvalSha with a ctx that is cancelled, against a node that stalls, and
@@ -84,33 +98,16 @@ const (
 // deadlineSlack of that deadline.
 func returnsWhileStalled(t *testing.T, what string, conn driver.Conn) {
 	t.Helper()
-	calls := []struct {
-		name     string
-		ctx      func() (context.Context, context.CancelFunc)
-		call     func(ctx context.Context) (any, error)
-		deadline bool // the ctx ends by its deadline
-	}{
-		{"Eval with expiring deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), stallCtxLife)
-		}, func(ctx context.Context) (any, error) {
-			return conn.Eval(ctx, `return 'answered'`, nil, nil)
-		}, true},
-		{"EvalSha with cancel", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-			time.AfterFunc(stallCtxLife, cancel)
-			return ctx, cancel
-		}, func(ctx context.Context) (any, error) {
-			return conn.EvalSha(ctx, "0000000000000000000000000000000000000000", nil, nil)
-		}, false},
+	methods := calls(conn, unknownDigest)
+	limit := stallWait
+	if honorsDeadline(conn) {
+		limit = stallCtxLife + deadlineSlack
 	}
-	for _, c := range calls {
-		limit := stallWait
-		if c.deadline && honorsDeadline(conn) {
-			limit = stallCtxLife + deadlineSlack
-		}
-		if err := callReturns(what+", "+c.name, limit, c.ctx, c.call); err != nil {
-			t.Error(err)
-		}
+	if err := callReturns(what+", Eval with expiring deadline", limit, expiring, methods[0].run); err != nil {
+		t.Error(err)
+	}
+	if err := callReturns(what+", EvalSha with cancel", stallWait, cancelled, methods[1].run); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -166,59 +163,30 @@ func answers(t *testing.T, what string, conn driver.Conn) bool {
 	return true
 }
 
-// testStalledDial checks that calls return when their ctx ends while the
-// client cannot open a connection to the node.
-func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
+func testStalledDial(t *testing.T, _ func(t *testing.T) driver.Conn, cfg config) {
+	f := cfg.faults
 	if f.StalledDial == nil {
 		t.Skip("no Faults.StalledDial hook given")
 	}
 	conn, release := f.StalledDial(t)
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	defer release()
 	returnsWhileStalled(t, "dial stalled", conn)
-	release()
-	released = true
-	settles(t, "the dial stall ended", conn)
 }
 
-// settles checks that a Conn that is a driver.Waiter finishes, once a
-// fault ended, what it runs after its calls returned.
-func settles(t *testing.T, what string, conn driver.Conn) {
-	t.Helper()
-	w, ok := conn.(driver.Waiter)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), stallWait)
-	defer cancel()
-	if err := w.Wait(ctx); err != nil {
-		t.Errorf("Wait after %s = %v; want what the Conn runs finished within %v", what, err, stallWait)
-	}
-}
-
-// testStalledServer checks that calls return when their ctx ends while the
-// server, reached over connections opened before, has stopped answering,
-// and that the Conn works again once the server goes on.
-func testStalledServer(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults) {
+func testStalledServer(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	f := cfg.faults
 	if f.Pause == nil {
 		t.Skip("no Faults.Pause hook given")
 	}
-	conn := newConn(t)
-	stalledAndBack(t, "server stopped", conn, f.Pause)
+	stalledAndBack(t, "server stopped", newConn(t), f.Pause)
 }
 
-// testStalledHealthCheck is testStalledServer for a Conn whose client
-// checks each pooled connection before it lends it.
-func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, f Faults) {
+func testStalledHealthCheck(t *testing.T, _ func(t *testing.T) driver.Conn, cfg config) {
+	f := cfg.faults
 	if f.Pause == nil || f.HealthChecked == nil {
 		t.Skip("no Faults.Pause and Faults.HealthChecked hooks given")
 	}
-	conn := f.HealthChecked(t)
-	stalledAndBack(t, "server stopped, connections checked before use", conn, f.Pause)
+	stalledAndBack(t, "server stopped, connections checked before use", f.HealthChecked(t), f.Pause)
 }
 
 // stalledAndBack warms conn up, pauses the server, checks that calls return
@@ -229,16 +197,8 @@ func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *t
 		return
 	}
 	resume := pause(t)
-	resumed := false
-	defer func() {
-		if !resumed {
-			resume()
-		}
-	}()
 	returnsWhileStalled(t, what, conn)
 	resume()
-	resumed = true
-	settles(t, "the server went on", conn)
 	answers(t, "after the node answered again", conn)
 }
 
@@ -246,7 +206,8 @@ func stalledAndBack(t *testing.T, what string, conn driver.Conn, pause func(t *t
 // returns from each method within deadlineSlack of its ctx's deadline
 // while the server, reached over connections opened before, has stopped
 // answering.
-func testHonorsDeadline(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults) {
+func testHonorsDeadline(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	f := cfg.faults
 	conn := newConn(t)
 	if !honorsDeadline(conn) {
 		t.Skip("the Conn does not report that it honours deadlines (driver.DeadlineHonorer)")
@@ -257,42 +218,19 @@ func testHonorsDeadline(t *testing.T, newConn func(t *testing.T) driver.Conn, f 
 	if !answers(t, "before the fault", conn) {
 		return
 	}
-	resume := pause(t, f.Pause)
-	defer resume()
-	newCtx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.Background(), stallCtxLife)
-	}
-	calls := []struct {
-		name string
-		call func(ctx context.Context) (any, error)
-	}{
-		{"Eval", func(ctx context.Context) (any, error) { return conn.Eval(ctx, `return 'answered'`, nil, nil) }},
-		{"EvalSha", func(ctx context.Context) (any, error) {
-			return conn.EvalSha(ctx, "0000000000000000000000000000000000000000", nil, nil)
-		}},
-		{"ScriptLoad", func(ctx context.Context) (any, error) { return conn.ScriptLoad(ctx, `return 'loaded'`) }},
-	}
-	for _, c := range calls {
-		if err := callReturns("server stopped, "+c.name+" with expiring deadline", stallCtxLife+deadlineSlack, newCtx, c.call); err != nil {
+	defer f.Pause(t)()
+	for _, c := range calls(conn, unknownDigest) {
+		if err := callReturns("server stopped, "+c.method+" with expiring deadline", stallCtxLife+deadlineSlack, expiring, c.run); err != nil {
 			t.Error(err)
 		}
 	}
 }
 
-// pause pauses the server with hook and returns a resume that may be
-// called more than once.
-func pause(t *testing.T, hook func(t *testing.T) func()) func() {
-	return sync.OnceFunc(hook(t))
-}
-
-// testNotifyQuiet checks that a subscription whose channel stays quiet for
-// longer than the client's read timeout keeps its connection: the Notifier
-// opens no connection while nothing is published, and a message published
-// after the quiet spell arrives. The message is published through a Conn
-// from newConn: a command sent with the short read timeout fails whenever
-// the server is slower than that to answer, which says nothing about the
-// subscription.
-func testNotifyQuiet(t *testing.T, newConn func(t *testing.T) driver.Conn, f Faults) {
+// testNotifyQuiet publishes through a Conn from newConn: a command sent
+// with the short read timeout fails whenever the server is slower than
+// that to answer, which says nothing about the subscription.
+func testNotifyQuiet(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	f := cfg.faults
 	if f.QuietNotifier == nil {
 		t.Skip("no Faults.QuietNotifier hook given")
 	}

@@ -76,7 +76,7 @@ func TestNotifyQuietPublishesThroughAnotherConn(t *testing.T) {
 		return hubConn{hub: &h, evalErr: timedOut}, time.Millisecond, func() int { return 0 }
 	}}
 	newConn := func(*testing.T) driver.Conn { return hubConn{hub: &h} }
-	if !t.Run("NotifyQuiet", func(t *testing.T) { testNotifyQuiet(t, newConn, quiet) }) {
+	if !t.Run("NotifyQuiet", func(t *testing.T) { testNotifyQuiet(t, newConn, config{faults: quiet}) }) {
 		t.Error("NotifyQuiet failed for a Notifier whose subscription heard the message")
 	}
 }
@@ -152,7 +152,7 @@ func TestHonorsDeadlinePassesAConnThatDoes(t *testing.T) {
 	newConn := func(*testing.T) driver.Conn { return honouring{&stopped} }
 	checked := false // not when the rule skips, which ends its goroutine
 	ok := t.Run("HonorsDeadline", func(t *testing.T) {
-		testHonorsDeadline(t, newConn, f)
+		testHonorsDeadline(t, newConn, config{faults: f})
 		checked = true
 	})
 	if !ok || !checked {

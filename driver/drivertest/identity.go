@@ -74,10 +74,7 @@ func addressID(t *testing.T, what, id string) bool {
 	return true
 }
 
-// testNodeID checks that NodeID is non-empty and stable, that an ID in the
-// address form is canonical, and that two Conns to one server share an
-// address ID: newConn's Conns all talk to the same server.
-func testNodeID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ Identity) {
+func testNodeID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	first := nodeID(t, "a Conn", newConn(t))
 	second := nodeID(t, "another Conn to the same server", newConn(t))
 	firstAddr := addressID(t, "a Conn", first)
@@ -87,9 +84,8 @@ func testNodeID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ Identity
 	}
 }
 
-// testNodeIDAlias checks that a Conn to the same server under another of
-// its names has the same NodeID.
-func testNodeIDAlias(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity) {
+func testNodeIDAlias(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	id := cfg.identity
 	if id.Alias == nil {
 		t.Skip("no Identity.Alias hook given")
 	}
@@ -100,9 +96,8 @@ func testNodeIDAlias(t *testing.T, newConn func(t *testing.T) driver.Conn, id Id
 	}
 }
 
-// testNodeIDOther checks that a Conn to another server has another
-// NodeID.
-func testNodeIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity) {
+func testNodeIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	id := cfg.identity
 	testOther(t, newConn, id, "NodeID", nodeID)
 }
 
@@ -160,10 +155,7 @@ func serverID(t *testing.T, what string, conn driver.Conn) string {
 	return id
 }
 
-// testServerID checks that a Conn's ServerID is known after its first call
-// and is the server's run_id, and that two Conns of newConn, which reach
-// one server, report one ID.
-func testServerID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ Identity) {
+func testServerID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	first := serverID(t, "a Conn", newConn(t))
 	second := serverID(t, "another Conn to the same server", newConn(t))
 	if first != second {
@@ -171,8 +163,7 @@ func testServerID(t *testing.T, newConn func(t *testing.T) driver.Conn, _ Identi
 	}
 }
 
-// testServerIDOther checks that a Conn to another server has another
-// ServerID, when the servers report one.
-func testServerIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, id Identity) {
+func testServerIDOther(t *testing.T, newConn func(t *testing.T) driver.Conn, cfg config) {
+	id := cfg.identity
 	testOther(t, newConn, id, "ServerID", serverID)
 }

@@ -117,11 +117,7 @@ func checkPayloads(t *testing.T, who string, got, want []string) {
 	}
 }
 
-// testNotify checks that a message published by a script after Subscribe
-// returned reaches the subscriber with its payload unchanged, and that
-// messages published on one channel from one node arrive in the order they
-// were published.
-func testNotify(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testNotify(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	n := notifier(t, newConn)
 	channel := newChannel("notify")
 	in := newInbox()
@@ -134,10 +130,7 @@ func testNotify(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	checkPayloads(t, "subscriber", in.got(), want)
 }
 
-// testNotifyShared checks that several subscribers share one Notifier:
-// each subscriber of a channel gets every message of that channel and none
-// of another channel's.
-func testNotifyShared(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testNotifyShared(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	n := notifier(t, newConn)
 	channels := []string{newChannel("a"), newChannel("b")}
 	const perChannel = 3
@@ -161,12 +154,10 @@ func testNotifyShared(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	}
 }
 
-// testNotifyCancel checks that a cancelled subscription delivers nothing
-// more, while other subscriptions of the same Notifier, to the same and to
-// other channels, go on. A message published later on a channel still
+// testNotifyCancel: a message published later on a channel still
 // subscribed marks the point by which the cancelled subscription would
 // have received its message.
-func testNotifyCancel(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testNotifyCancel(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	n := notifier(t, newConn)
 	same, other := newChannel("same"), newChannel("other")
 	cancelled, sameKept, otherKept := newInbox(), newInbox(), newInbox()
@@ -207,9 +198,7 @@ func testNotifyCancel(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 	checkPayloads(t, "ended subscriber", sameKept.got(), []string{"before", "after"})
 }
 
-// testNotifyContextDone checks that Subscribe with a ctx that is already
-// done returns an error matching ctx.Err() and delivers nothing.
-func testNotifyContextDone(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testNotifyContextDone(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	n := notifier(t, newConn)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()

@@ -6,12 +6,9 @@ import (
 	"github.com/locksmith-go/locksmith/driver"
 )
 
-// testReplyTypes checks reply normalization: an integer reply is an int64, a
-// bulk or status reply a string, an array a []any whose elements follow the
-// same rules, and a nil reply a nil any, also inside arrays. Lua's false
-// becomes a nil reply and Lua's true the integer 1 on the server, so they are
-// an easy way to get those replies.
-func testReplyTypes(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+// testReplyTypes: Lua's false becomes a nil reply and Lua's true the integer
+// 1 on the server, so they are an easy way to get those replies.
+func testReplyTypes(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 	ks := newKeyspace(t, conn)
 

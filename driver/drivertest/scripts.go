@@ -17,12 +17,9 @@ import (
 // LOAD would have reached.
 const slotsForScriptLoad = 8
 
-// testScriptLoad checks that ScriptLoad caches a script the server did not
-// know, returns the digest the server reports (the lowercase hex SHA-1 of
-// the source, computed here only to check it), returns the same digest when
-// loading again, and that EvalSha then runs the script with its keys and
-// args, whichever hash slot the key is in.
-func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+// testScriptLoad loads a script the server did not know, twice; the SHA-1
+// is computed here only to check the digest.
+func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 
 	// The random comment makes the script new to the server, so EvalSha
@@ -66,10 +63,7 @@ func testScriptLoad(t *testing.T, newConn func(t *testing.T) driver.Conn) {
 // their counts.
 const keysAndArgsScript = `return {#KEYS, #ARGV, KEYS, ARGV}`
 
-// testKeysAndArgs checks that keys reach the script as KEYS and args as
-// ARGV, each in the caller's order, through Eval and EvalSha, and that nil
-// and empty slices both mean "none".
-func testKeysAndArgs(t *testing.T, newConn func(t *testing.T) driver.Conn) {
+func testKeysAndArgs(t *testing.T, newConn func(t *testing.T) driver.Conn, _ config) {
 	conn := newConn(t)
 	ks := newKeyspace(t, conn)
 

@@ -29,14 +29,10 @@ func testUnmade(t *testing.T, conn driver.Conn) {
 	withDeadline, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, ctx := range []context.Context{t.Context(), withDeadline} {
-		if got, err := conn.Eval(ctx, `return 1`, nil, nil); err == nil {
-			t.Errorf("Eval on %#v = %s, nil; want an error", conn, describe(got))
-		}
-		if got, err := conn.EvalSha(ctx, "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", nil, nil); err == nil {
-			t.Errorf("EvalSha on %#v = %s, nil; want an error", conn, describe(got))
-		}
-		if got, err := conn.ScriptLoad(ctx, `return 1`); err == nil {
-			t.Errorf("ScriptLoad on %#v = %q, nil; want an error", conn, got)
+		for _, c := range calls(conn, unknownDigest) {
+			if got, err := c.run(ctx); err == nil {
+				t.Errorf("%s on %#v = %s, nil; want an error", c.method, conn, describe(got))
+			}
 		}
 	}
 	if n, ok := conn.(driver.Notifier); ok {

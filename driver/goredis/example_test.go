@@ -13,14 +13,13 @@ import (
 )
 
 // Three independent Redis servers, each behind its own go-redis client, form
-// one Redlock. With ContextTimeoutEnabled go-redis bounds each command by
-// locksmith's per-node timeout, so the Conn reports that it honours
-// deadlines.
+// one Redlock. The package documentation lists the client options worth
+// setting; none is needed to start.
 func ExampleNew() {
 	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"}
 	var nodes []driver.Conn
 	for _, addr := range addrs {
-		client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+		client := redis.NewClient(&redis.Options{Addr: addr})
 		defer client.Close()
 		nodes = append(nodes, goredis.New(client))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,12 +21,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// New accepts every kind of go-redis client locksmith documents. The failover
+// New accepts every kind of go-redis client locksmith documents but a Ring. The failover
 // client from redis.NewFailoverClient is a *redis.Client.
 var (
 	_ redis.Scripter = (*redis.Client)(nil)
 	_ redis.Scripter = (*redis.ClusterClient)(nil)
-	_ redis.Scripter = (*redis.Ring)(nil)
 	_ redis.Scripter = redis.UniversalClient(nil)
 )
 
@@ -54,7 +54,6 @@ func TestConformance(t *testing.T) {
 		name      string
 		addr      string
 		newClient func(addr string) redis.UniversalClient
-		opts      []drivertest.Option
 	}{
 		{
 			name: "Client RESP2",
@@ -78,14 +77,6 @@ func TestConformance(t *testing.T) {
 			},
 		},
 		{
-			name: "Ring",
-			addr: server,
-			newClient: func(addr string) redis.UniversalClient {
-				return redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"only": addr}})
-			},
-			opts: skipNotifyRules("a Ring delivers no notifications; TestRingCannotSubscribe checks that it says so"),
-		},
-		{
 			name: "ClusterClient",
 			addr: cluster,
 			newClient: func(addr string) redis.UniversalClient {
@@ -102,7 +93,7 @@ func TestConformance(t *testing.T) {
 				client := tt.newClient(tt.addr)
 				t.Cleanup(func() { client.Close() })
 				return goredis.New(client)
-			}, tt.opts...)
+			})
 		})
 	}
 }
@@ -209,7 +200,7 @@ func TestConformanceScripterOnly(t *testing.T) {
 
 // notifyRulesSkipped skips the pub/sub rules for a client without a
 // Subscribe method: its Conn refuses every subscription, which
-// TestRingCannotSubscribe checks.
+// TestRefusals checks.
 func notifyRulesSkipped() []drivertest.Option {
 	const reason = "the client has no Subscribe method, so the Conn refuses subscriptions"
 	var opts []drivertest.Option
@@ -223,6 +214,39 @@ func TestNilConnWait(t *testing.T) {
 	var conn *goredis.Conn
 	if err := conn.Wait(context.Background()); err != nil {
 		t.Errorf("Wait on a nil Conn = %v, want nil", err)
+	}
+}
+
+// A Conn over a Ring, which shards keys over several servers, refuses every
+// call with an error that names the Ring; one over a client that cannot
+// subscribe refuses subscriptions, so locksmith polls its node.
+func TestRefusals(t *testing.T) {
+	server, _ := testServers(t)
+	ringClient := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"only": server}})
+	defer ringClient.Close()
+	ring := goredis.New(ringClient)
+	client := redis.NewClient(&redis.Options{Addr: server})
+	defer client.Close()
+	checkRefused := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "Ring") {
+			t.Errorf("%s over a Ring = %v; want an error naming the Ring", what, err)
+		}
+	}
+	_, err := ring.Eval(t.Context(), "return 1", nil, nil)
+	checkRefused("Eval", err)
+	_, err = ring.EvalSha(t.Context(), "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", nil, nil)
+	checkRefused("EvalSha", err)
+	_, err = ring.ScriptLoad(t.Context(), "return 1")
+	checkRefused("ScriptLoad", err)
+	_, err = ring.Subscribe(t.Context(), "channel", func(string) {})
+	checkRefused("Subscribe", err)
+	if ring.HonorsDeadline() {
+		t.Error("HonorsDeadline over a Ring = true, want false")
+	}
+	if cancel, err := goredis.New(scripterOnly{client}).Subscribe(t.Context(), "channel", func(string) {}); err == nil {
+		cancel()
+		t.Error("Subscribe through a client without a Subscribe method succeeded, want an error")
 	}
 }
 

@@ -3,8 +3,8 @@
 // [github.com/locksmith-go/locksmith/driver.Notifier].
 //
 // An adapter implements Notifier's Subscribe with a [Hub]: it implements
-// [Conn] over its client's own pub/sub support, hands [NewHub] a function
-// that opens one, and calls [Hub.Subscribe]. The Hub opens the connection
+// [Conn] over its client's own pub/sub support (or fills in a [Hooked]),
+// hands [NewHub] a function that opens one, and calls [Hub.Subscribe]. The Hub opens the connection
 // for the first subscription, reconnects and subscribes again when it
 // fails, and closes it after the last subscription ends. Its [Hub.Wait]
 // implements [github.com/locksmith-go/locksmith/driver.Waiter].
@@ -63,6 +63,45 @@ type Pinger interface {
 	// error of Ping is ignored: a broken connection fails Receive too.
 	Ping(ctx context.Context) error
 }
+
+// Hooked is a [Conn] over a dedicated connection of a client that reports
+// what it reads through callbacks of its own, as rueidis and valkey-go do:
+// the callbacks call [Hub.Message] and [Hub.Confirmed], and Receive only
+// waits for the connection to end.
+type Hooked struct {
+	// Send sends SUBSCRIBE for the channels, or UNSUBSCRIBE when
+	// subscribe is false.
+	Send func(ctx context.Context, subscribe bool, channels []string) error
+	// Ended receives an error, or is closed, once the callbacks will not
+	// be called again.
+	Ended <-chan error
+	// Release gives the connection back to the client.
+	Release func()
+}
+
+// Subscribe implements [Conn] with Send.
+func (h Hooked) Subscribe(ctx context.Context, channels ...string) error {
+	return h.Send(ctx, true, channels)
+}
+
+// Unsubscribe implements [Conn] with Send.
+func (h Hooked) Unsubscribe(ctx context.Context, channels ...string) error {
+	return h.Send(ctx, false, channels)
+}
+
+// Receive implements [Conn]: it returns what Ended receives, or nil once
+// ctx ends.
+func (h Hooked) Receive(ctx context.Context, _ *Hub) error {
+	select {
+	case err := <-h.Ended:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Close implements [Conn] with Release.
+func (h Hooked) Close() { h.Release() }
 
 // PingInterval is how often a Hub pings the connection of a [Pinger].
 const PingInterval = time.Second

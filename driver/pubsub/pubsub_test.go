@@ -3,6 +3,7 @@ package pubsub_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -570,5 +571,39 @@ func TestHubSubscribeDoesNotWriteToAClosedConnection(t *testing.T) {
 	keep()
 	if err := hub.Wait(ctx); err != nil {
 		t.Fatalf("Wait: %v", err)
+	}
+}
+
+// Hooked sends SUBSCRIBE and UNSUBSCRIBE through Send, its Receive returns
+// what Ended receives, or nil once its ctx ends, and Close calls Release.
+func TestHooked(t *testing.T) {
+	var sent []string
+	ended := make(chan error, 1)
+	released := false
+	h := pubsub.Hooked{
+		Send: func(_ context.Context, subscribe bool, channels []string) error {
+			sent = append(sent, fmt.Sprint(subscribe, channels))
+			return nil
+		},
+		Ended:   ended,
+		Release: func() { released = true },
+	}
+	h.Subscribe(t.Context(), "a", "b")
+	h.Unsubscribe(t.Context(), "a")
+	if want := []string{"true [a b]", "false [a]"}; !slices.Equal(sent, want) {
+		t.Errorf("Send got %q, want %q", sent, want)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.Receive(done, nil); err != nil {
+		t.Errorf("Receive with its ctx ended = %v, want nil", err)
+	}
+	broken := errors.New("connection broken")
+	ended <- broken
+	if err := h.Receive(t.Context(), nil); err != broken {
+		t.Errorf("Receive once the connection ended = %v, want %v", err, broken)
+	}
+	if h.Close(); !released {
+		t.Error("Close did not call Release")
 	}
 }

@@ -8,19 +8,15 @@ import (
 
 // Open returns a Conn for the one server that option describes, and owns
 // its client: [Conn.Close] closes it. Unlike rueidis.NewClient, it returns
-// a Conn while the server is down, so that a program whose nodes are each
-// one server starts while a minority of them is down, as a Redlock
-// allows.
-//
-// Open sets option.ForceSingleClient and keeps the client that
-// rueidis.NewClient returns even when its first dial failed; that dial
-// takes up to option.Dialer.Timeout. Until the server is up, each call
-// dials again and fails, and redlock counts the node as failed.
+// a Conn while the server is down, so that a program starts while a
+// minority of its nodes is down, as a Redlock allows: it sets
+// option.ForceSingleClient and keeps the client that rueidis.NewClient
+// returns even when its first dial (up to option.Dialer.Timeout) failed.
+// Each call then dials again until the server is up.
 //
 // Open returns an error for an option that does not name exactly one
 // InitAddress or that names a Sentinel, and for one rueidis.NewClient
-// refuses. Build the client of a Cluster or a Sentinel deployment with
-// rueidis.NewClient and wrap it with [New].
+// refuses; wrap the client of a Cluster or Sentinel deployment with [New].
 func Open(option rueidis.ClientOption) (*Conn, error) {
 	if len(option.InitAddress) != 1 || option.Sentinel.MasterSet != "" {
 		return nil, errors.New("rueidis: Open needs one InitAddress and no Sentinel")

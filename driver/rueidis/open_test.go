@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,11 @@ func TestOpenNodeDownAtStart(t *testing.T) {
 		t.Fatalf("Open with the node down = %v, want nil", err)
 	}
 	defer conn.Close()
+	// A second Conn to the server must be refused by redlock.New while the
+	// server is down too, or one server would count as two nodes.
+	if got, want := conn.NodeID(), "tcp://"+strings.Replace(addr, "127.0.0.1", "localhost", 1); got != want {
+		t.Errorf("NodeID with the node down = %q, want %q", got, want)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

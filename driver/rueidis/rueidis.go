@@ -1,45 +1,31 @@
 // Package rueidis adapts a rueidis client to locksmith's [driver.Conn].
 //
-// Build a Conn for each independent Redis node with [Open] and hand the
-// Conns to redlock.New:
+// The client settings that matter to locksmith, in rueidis.ClientOption:
 //
-//	nodes := make([]driver.Conn, 0, len(addrs))
-//	for _, addr := range addrs {
-//		conn, err := lsrueidis.Open(rueidis.ClientOption{InitAddress: []string{addr}})
-//		if err != nil {
-//			return err
-//		}
-//		defer conn.Close()
-//		nodes = append(nodes, conn)
-//	}
-//	locker, err := redlock.New(nodes)
+//   - Dialer.Timeout (5s) and ConnWriteTimeout: keep both inside the node
+//     timeout.
+//   - Logging: rueidis logs nothing of its own; there is nothing to set.
+//   - TLSConfig; Username and Password, or AuthCredentialsFn, for an ACL
+//     user, whose rules the README lists.
 //
-// (lsrueidis names this package, imported beside rueidis itself.) The
-// client settings that matter to locksmith (rueidis.ClientOption):
+// Build a Conn for each independent node with [Open] (one server) or wrap
+// a client with [New] (one server, a Sentinel deployment or a Cluster),
+// and hand the Conns to redlock.New; lsrueidis names this package beside
+// rueidis itself. Each method passes its ctx to the client's Do and nothing
+// more. A call that finds a connection being dialled waits for that dial
+// whatever its ctx, so the Conn does not implement
+// [driver.DeadlineHonorer]: locksmith bounds every call itself.
 //
-//   - Dialer.Timeout (5s by default) and ConnWriteTimeout: keep them
-//     inside locksmith's node timeout; a call that finds its connection
-//     being dialled again waits for that dial, whatever its ctx, which is
-//     why the Conn does not implement [driver.DeadlineHonorer].
-//   - Logging: rueidis logs nothing of its own.
-//   - TLSConfig for TLS; Username and Password (or AuthCredentialsFn)
-//     for an ACL user, whose rules the README lists.
-//
-// rueidis.NewClient fails when its node is down; [Open] does not, so a
-// program starts while a minority of its nodes is down. [New] wraps a
-// client the caller built: a single server, a Sentinel deployment or a
-// Cluster, each of which then counts as one Redlock node.
-//
-// A Redis error reply is returned as a *rueidis.RedisError. On a cluster
-// client, keys in different hash slots are an error whose text starts with
-// CROSSSLOT, as the server's own error does.
+// A Redis error reply is a *rueidis.RedisError; a missing script's also
+// matches [driver.ErrNoScript]. A nil reply is nil, not rueidis.Nil. On a
+// cluster client, keys in different hash slots are an error starting with
+// CROSSSLOT, as the server's own is. A Conn is safe for concurrent use.
 package rueidis
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/rueidis"
 
@@ -48,165 +34,151 @@ import (
 )
 
 var (
-	_ driver.Conn       = (*Conn)(nil)
 	_ driver.Identifier = (*Conn)(nil)
 	_ driver.Notifier   = (*Conn)(nil)
 	_ driver.Waiter     = (*Conn)(nil)
+
+	errNoClient = errors.New("rueidis: Conn has no client; make it with New or Open")
 )
 
-// Conn is a [driver.Conn] that runs scripts through a rueidis client. Create
-// one with [New] or [Open].
+// Conn is a [driver.Conn] over a rueidis client. Create one with [New] or
+// [Open].
 type Conn struct {
 	client rueidis.Client
-	owned  bool        // the client is Open's, for Close to close
 	hub    *pubsub.Hub // the pub/sub connection of Subscribe
+	id     string      // the NodeID
+	owned  bool        // the client is Open's, for Close to close
 }
 
-// New returns a Conn that sends its commands through client. The client
-// remains the caller's: closing it is the caller's job, after the last use
-// of the Conn.
-//
-// New(nil) returns nil, which redlock.New reports as a nil Conn.
+// New returns a Conn that sends its commands through client, which stays
+// the caller's to close after the last use of the Conn. New(nil) returns
+// nil, which redlock.New reports as a nil Conn.
 func New(client rueidis.Client) *Conn {
 	if client == nil {
 		return nil
 	}
-	c := &Conn{client: client}
+	c := &Conn{client: client, id: clientID(client)}
 	c.hub = pubsub.NewHub(c.dialPubSub)
 	return c
 }
 
-// Wait implements [driver.Waiter]: it returns once Subscribe's dedicated
-// connection is given back and the Hub's goroutine has ended, or with
-// ctx.Err(). The redlock Client's Close calls it.
-func (c *Conn) Wait(ctx context.Context) error {
-	if c == nil {
-		return nil
-	}
-	return c.hub.Wait(ctx)
-}
-
-// errNoClient is the error of a Conn that neither New nor Open made.
-var errNoClient = errors.New("rueidis: Conn has no client; make it with New or Open")
-
-// Eval runs script with EVAL. See [driver.Conn].
+// Eval runs script with EVAL; see [driver.Conn].
 func (c *Conn) Eval(ctx context.Context, script string, keys, args []string) (any, error) {
 	return c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
 		return b.Eval().Script(script).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
 }
 
-// EvalSha runs the script cached under sha1 with EVALSHA. When the server
-// does not have it, the error matches [driver.ErrNoScript]. See
-// [driver.Conn].
+// EvalSha runs the script cached under sha1 with EVALSHA; see [driver.Conn].
 func (c *Conn) EvalSha(ctx context.Context, sha1 string, keys, args []string) (any, error) {
 	val, err := c.do(ctx, func(b rueidis.Builder) rueidis.Completed {
 		return b.Evalsha().Sha1(sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	})
-	if redisErr, ok := rueidis.IsRedisErr(err); ok && redisErr.IsNoScript() {
+	if rerr, ok := rueidis.IsRedisErr(err); ok && rerr.IsNoScript() {
 		return nil, driver.MarkNoScript(err)
 	}
 	return val, err
 }
 
-// do builds a command with the client's builder and sends it.
-func (c *Conn) do(ctx context.Context, builder func(rueidis.Builder) rueidis.Completed) (any, error) {
+// do builds a command and sends it. ToAny decodes integers as int64,
+// strings as string, arrays as []any, and a nil reply as rueidis.Nil.
+func (c *Conn) do(ctx context.Context, build func(rueidis.Builder) rueidis.Completed) (any, error) {
 	if c == nil || c.client == nil {
 		return nil, errNoClient
 	}
-	cmd, err := build(func() rueidis.Completed { return builder(c.client.B()) })
+	cmd, err := buildCmd(c.client, build)
 	if err != nil {
 		return nil, err
 	}
-	return reply(c.client.Do(ctx, cmd))
+	val, err := c.client.Do(ctx, cmd).ToAny()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
+	}
+	return val, err
 }
 
-// ScriptLoad caches script with SCRIPT LOAD and returns the digest the
-// server reports. A cluster client loads it on every node it knows, so that
-// EVALSHA succeeds wherever the keys lead. See [driver.Conn].
+// buildCmd runs build. An EVAL or EVALSHA builder panics only on a cluster
+// client's keys in different hash slots, the caller's mistake.
+func buildCmd(client rueidis.Client, build func(rueidis.Builder) rueidis.Completed) (cmd rueidis.Completed, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("CROSSSLOT Keys in request don't hash to the same slot (rueidis: %v)", p)
+		}
+	}()
+	return build(client.B()), nil
+}
+
+// ScriptLoad caches script with SCRIPT LOAD, on every node that a cluster
+// client knows, and returns the server's digest. See [driver.Conn].
 func (c *Conn) ScriptLoad(ctx context.Context, script string) (string, error) {
 	if c == nil || c.client == nil {
 		return "", errNoClient
 	}
-	if c.client.Mode() != rueidis.ClientModeCluster {
-		return loadOn(ctx, c.client, script)
+	nodes := map[string]rueidis.Client{c.id: c.client}
+	if c.client.Mode() == rueidis.ClientModeCluster {
+		nodes = c.client.Nodes() // SCRIPT LOAD has no key to route it by
 	}
-	// SCRIPT LOAD has no key, so the cluster client would send it to just
-	// one node.
-	var digest string
-	for addr, node := range c.client.Nodes() {
-		d, err := loadOn(ctx, node, script)
-		switch {
-		case err != nil:
+	digest, err := "", errors.New("rueidis: no node to load the script on")
+	for addr, node := range nodes {
+		if digest, err = node.Do(ctx, node.B().ScriptLoad().Script(script).Build()).ToString(); err != nil {
 			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s: %w", addr, err)
-		case digest != "" && d != digest:
-			return "", fmt.Errorf("rueidis: SCRIPT LOAD on %s reported digest %q, another node %q", addr, d, digest)
 		}
-		digest = d
 	}
-	if digest == "" {
-		return "", errors.New("rueidis: the cluster client knows no nodes to load the script on")
-	}
-	return digest, nil
+	return digest, err // every node reports the script's SHA-1
 }
 
-func loadOn(ctx context.Context, client rueidis.Client, script string) (string, error) {
-	return client.Do(ctx, client.B().ScriptLoad().Script(script).Build()).ToString()
-}
-
-// NodeID implements [driver.Identifier]. For a client of one server
-// (rueidis's standalone mode with a single node, as from [Open]) it is
-// [driver.AddrNodeID] of that server's address, so "localhost:6379" and
-// "127.0.0.1:6379" are one node, and so are a rueidis and a go-redis
-// client of one server. For a cluster or Sentinel client it is the
-// identity of the client value: only the same client wrapped twice shares
-// it.
+// NodeID implements [driver.Identifier]: [driver.AddrNodeID] of the
+// server's address for a client of one server (standalone mode, one node,
+// as from [Open]), else the identity of the client value.
 func (c *Conn) NodeID() string {
+	if c == nil {
+		return "" // New(nil) returns nil, which redlock.New refuses
+	}
+	return c.id
+}
+
+func clientID(client rueidis.Client) string {
+	nodes := client.Nodes()
+	for addr := range nodes {
+		if id, err := driver.AddrNodeID("tcp", addr); err == nil && len(nodes) == 1 && client.Mode() == rueidis.ClientModeStandalone {
+			return id
+		}
+	}
+	return driver.ClientNodeID(client)
+}
+
+// Subscribe implements [driver.Notifier] over one dedicated connection
+// (Client.Dedicate), held while any subscription lasts.
+func (c *Conn) Subscribe(ctx context.Context, channel string, deliver func(payload string)) (func(), error) {
 	if c == nil || c.client == nil {
-		return "" // redlock.New refuses a Conn that New did not make
+		return nil, errNoClient
 	}
-	if nodes := c.client.Nodes(); c.client.Mode() == rueidis.ClientModeStandalone && len(nodes) == 1 {
-		for addr := range nodes {
-			if id, err := driver.AddrNodeID("tcp", addr); err == nil {
-				return id
-			}
-		}
-	}
-	return driver.ClientNodeID(c.client)
+	return c.hub.Subscribe(ctx, channel, deliver)
 }
 
-// errCrossSlot reports keys in different hash slots on a cluster client. It
-// starts with the error code of the server's own error for this case, so
-// that a caller who recognizes that error recognizes this one too.
-var errCrossSlot = errors.New("CROSSSLOT Keys in request don't hash to the same slot (refused by the rueidis client)")
-
-// build runs a command builder and turns its panic into an error. The
-// builder of a cluster client panics, with a text that names "different
-// key slots", when keys fall in different hash slots: the caller's mistake
-// to be reported, not a crash.
-func build(builder func() rueidis.Completed) (cmd rueidis.Completed, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if text, ok := p.(string); ok && strings.Contains(text, "different key slots") {
-				err = errCrossSlot
-				return
-			}
-			err = fmt.Errorf("rueidis: cannot build the command: %v", p)
-		}
-	}()
-	return builder(), nil
+// Wait implements [driver.Waiter] with [pubsub.Hub.Wait].
+func (c *Conn) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	return c.hub.Wait(ctx) // a nil Hub, of a Conn New did not make, returns nil
 }
 
-// reply converts a result to the types of the driver contract. rueidis
-// decodes integers as int64, bulk and status strings as string, arrays as
-// []any with nil elements, and reports a nil reply as rueidis.Nil.
-func reply(result rueidis.RedisResult) (any, error) {
-	val, err := result.ToAny()
-	if rueidis.IsRedisNil(err) {
-		return nil, nil
+func (c *Conn) dialPubSub(context.Context) (pubsub.Conn, error) {
+	dc, release := c.client.Dedicate()
+	ended := dc.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) { c.hub.Message(m.Channel, m.Message) },
+		OnSubscription: func(s rueidis.PubSubSubscription) {
+			if s.Kind == "subscribe" {
+				c.hub.Confirmed(s.Channel)
+			}
+		},
+	})
+	send := func(ctx context.Context, subscribe bool, channels []string) error {
+		if subscribe {
+			return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
+		}
+		return dc.Do(ctx, dc.B().Unsubscribe().Channel(channels...).Build()).Error()
 	}
-	if err != nil {
-		return nil, err
-	}
-	return val, nil
+	return pubsub.Hooked{Send: send, Ended: ended, Release: release}, nil
 }

@@ -161,8 +161,8 @@ func (c *Conn) Wait(ctx context.Context) error {
 }
 
 func (c *Conn) dialPubSub(context.Context) (pubsub.Conn, error) {
-	dc, cancel := c.client.Dedicate()
-	failed := dc.SetPubSubHooks(valkey.PubSubHooks{
+	dc, release := c.client.Dedicate()
+	ended := dc.SetPubSubHooks(valkey.PubSubHooks{
 		OnMessage: func(m valkey.PubSubMessage) { c.hub.Message(m.Channel, m.Message) },
 		OnSubscription: func(s valkey.PubSubSubscription) {
 			if s.Kind == "subscribe" {
@@ -170,31 +170,11 @@ func (c *Conn) dialPubSub(context.Context) (pubsub.Conn, error) {
 			}
 		},
 	})
-	return pubSub{dc: dc, cancel: cancel, failed: failed}, nil
-}
-
-// pubSub is a dedicated connection whose hooks report to the Hub.
-type pubSub struct {
-	dc     valkey.DedicatedClient
-	cancel func()
-	failed <-chan error // closed when the hooks will not be called again
-}
-
-func (p pubSub) Subscribe(ctx context.Context, channels ...string) error {
-	return p.dc.Do(ctx, p.dc.B().Subscribe().Channel(channels...).Build()).Error()
-}
-
-func (p pubSub) Unsubscribe(ctx context.Context, channels ...string) error {
-	return p.dc.Do(ctx, p.dc.B().Unsubscribe().Channel(channels...).Build()).Error()
-}
-
-func (p pubSub) Receive(ctx context.Context, _ *pubsub.Hub) error {
-	select {
-	case err := <-p.failed:
-		return err
-	case <-ctx.Done():
-		return nil
+	send := func(ctx context.Context, subscribe bool, channels []string) error {
+		if subscribe {
+			return dc.Do(ctx, dc.B().Subscribe().Channel(channels...).Build()).Error()
+		}
+		return dc.Do(ctx, dc.B().Unsubscribe().Channel(channels...).Build()).Error()
 	}
+	return pubsub.Hooked{Send: send, Ended: ended, Release: release}, nil
 }
-
-func (p pubSub) Close() { p.cancel() }

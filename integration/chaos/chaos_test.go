@@ -25,33 +25,39 @@ var (
 type profile struct {
 	work workload
 	// The safe phase runs at least safeMin, then until it has minGrants
-	// grants and minFaults injected faults, and fails at safeMax.
-	safeMin, safeMax     time.Duration
-	minGrants, minFaults int
-	// control is the duration of each negative control.
-	control time.Duration
+	// grants (minPermits of them permits) and minFaults injected faults,
+	// and fails at safeMax.
+	safeMin, safeMax                 time.Duration
+	minGrants, minPermits, minFaults int
+	minLeaderships                   int
+	// Each negative control runs at least control, then until its
+	// history shows a violation, and stops at controlMax: a slow host
+	// needs longer to hit the window a control leaves open.
+	control, controlMax time.Duration
 }
 
 var profiles = map[string]profile{
 	// About three minutes in all, for CI.
 	"short": {
 		work: workload{
-			Workers: 16, Resources: resources(6), TTLs: []time.Duration{250 * time.Millisecond, 400 * time.Millisecond},
+			Workers: 10, Resources: resources(6), Semaphores: semaphores(2, 4), Elections: 4,
+			TTLs:        []time.Duration{250 * time.Millisecond, 400 * time.Millisecond},
 			NodeTimeout: 50 * time.Millisecond, PauseShare: 0.05, AbandonShare: 0.02,
 			Hold: 10 * time.Millisecond, Gap: 100 * time.Microsecond,
 		},
 		safeMin: 100 * time.Second, safeMax: 100 * time.Second,
-		control: 25 * time.Second,
+		control: 25 * time.Second, controlMax: 100 * time.Second,
 	},
 	"long": {
 		work: workload{
-			Workers: 32, Resources: resources(16), TTLs: []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond},
+			Workers: 24, Resources: resources(16), Semaphores: semaphores(4, 8), Elections: 8,
+			TTLs:        []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond},
 			NodeTimeout: 50 * time.Millisecond, PauseShare: 0.05, AbandonShare: 0.02,
 			Hold: 5 * time.Millisecond, Gap: 100 * time.Microsecond,
 		},
 		safeMin: 5 * time.Minute, safeMax: 75 * time.Minute,
-		minGrants: 100_000, minFaults: 1000,
-		control: 90 * time.Second,
+		minGrants: 100_000, minPermits: 20_000, minFaults: 1000, minLeaderships: 2000,
+		control: 90 * time.Second, controlMax: 6 * time.Minute,
 	},
 }
 
@@ -61,6 +67,16 @@ func resources(n int) []string {
 		out[i] = fmt.Sprintf("chaos:resource:%d", i)
 	}
 	return out
+}
+
+// semaphores are the two semaphores of a run, with limits 1 and 3, and
+// their workers: one more than the limit keeps the limit reached most of
+// the time, with a holder waiting.
+func semaphores(workers1, workers3 int) []semaphoreSpec {
+	return []semaphoreSpec{
+		{Name: "{chaos:semaphore:1}", Limit: 1, Workers: workers1},
+		{Name: "{chaos:semaphore:3}", Limit: 3, Workers: workers3},
+	}
 }
 
 // phase is one configuration of the nodes with the faults injected into it.
@@ -83,7 +99,7 @@ var phases = []phase{
 	{
 		name:       "control-restart",
 		control:    true,
-		conditions: "negative control: no persistence, a majority of nodes killed and restarted at once, again and again",
+		conditions: "negative control: no persistence, a majority of nodes killed and restarted one after another, again and again",
 		cfg:        redisnode.Config{},
 		faults:     []string{faultRestartMajority},
 	},
@@ -91,7 +107,7 @@ var phases = []phase{
 		name:       "control-eviction",
 		control:    true,
 		conditions: "negative control: maxmemory 4mb with allkeys-lru while other keys fill the nodes",
-		cfg:        redisnode.Config{MaxMemory: "4mb", MaxMemoryPolicy: "allkeys-lru"},
+		cfg:        redisnode.Config{Directives: [][]string{{"maxmemory", "4mb"}, {"maxmemory-policy", "allkeys-lru"}}},
 		filler:     true,
 	},
 }
@@ -126,11 +142,19 @@ func TestChaos(t *testing.T) {
 	for _, p := range rep.Phases {
 		switch {
 		case p.Control && p.violations() == 0:
-			t.Errorf("%s: the negative control found no violation: the checkers cannot be trusted", p.Name)
+			t.Errorf("%s: the negative control found no violation in %d grants and %d faults over %s: the checkers cannot be trusted",
+				p.Name, p.Granted, p.FaultsTotal, p.Duration)
 		case !p.Control && (p.violations() != 0 || p.Unexpected != 0):
 			t.Errorf("%s: %d violations, %d unexpected errors under faults locksmith should survive", p.Name, p.violations(), p.Unexpected)
-		case !p.Control && (p.Granted < prof.minGrants || p.FaultsTotal < prof.minFaults):
-			t.Errorf("%s: %d grants and %d faults, want at least %d and %d", p.Name, p.Granted, p.FaultsTotal, prof.minGrants, prof.minFaults)
+		case !p.Control && (p.Granted < prof.minGrants || p.GrantedBy[kindSemaphore] < prof.minPermits || p.GrantedBy[kindElection] < prof.minLeaderships || p.FaultsTotal < prof.minFaults):
+			t.Errorf("%s: %d grants (%d permits, %d leaderships) and %d faults, want at least %d (%d, %d) and %d",
+				p.Name, p.Granted, p.GrantedBy[kindSemaphore], p.GrantedBy[kindElection], p.FaultsTotal, prof.minGrants, prof.minPermits, prof.minLeaderships, prof.minFaults)
+		}
+		for _, s := range p.Semaphores {
+			if !p.Control && s.ControlOverLimit == 0 {
+				t.Errorf("%s: semaphore %s: checked against limit %d, its %d permits show no over-limit window: the checker cannot be trusted",
+					p.Name, s.Name, s.Limit-1, s.Granted)
+			}
 		}
 	}
 }
@@ -160,22 +184,22 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	done := func() bool {
 		elapsed := time.Since(start)
 		if ph.control {
-			return elapsed >= duration
+			return elapsed >= duration && (elapsed >= prof.controlMax || rec.overlapping())
 		}
 		if elapsed >= prof.safeMax {
 			return true
 		}
 		rec.mu.Lock()
-		granted := 0
+		granted, permits, leaderships := 0, rec.granted[kindSemaphore], rec.granted[kindElection]
 		for _, n := range rec.granted {
 			granted += n
 		}
 		rec.mu.Unlock()
 		if time.Since(lastProgress) >= time.Minute {
 			lastProgress = time.Now()
-			t.Logf("%s: %v, %d grants, %d faults", ph.name, elapsed.Round(time.Second), granted, inj.n)
+			t.Logf("%s: %v, %d grants (%d permits), %d faults", ph.name, elapsed.Round(time.Second), granted, permits, inj.n)
 		}
-		return elapsed >= duration && granted >= prof.minGrants && inj.n >= prof.minFaults
+		return elapsed >= duration && granted >= prof.minGrants && permits >= prof.minPermits && leaderships >= prof.minLeaderships && inj.n >= prof.minFaults
 	}
 	if len(ph.faults) > 0 {
 		inj.run(ph.faults, done)
@@ -200,10 +224,10 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	}
 	p := phaseReport{
 		Name: ph.name, Control: ph.control, Conditions: ph.conditions,
-		Workers: w.Workers, Resources: len(w.Resources), TTLs: ttlNames(w.TTLs),
+		Workers: w.allWorkers(), Resources: len(w.Resources), TTLs: ttlNames(w.TTLs),
 		Duration: elapsed.Round(time.Second).String(),
 	}
-	return summarize(p, rec, inj, keys, w.Resources, ignore)
+	return summarize(p, rec, inj, keys, w, ignore)
 }
 
 // fill writes 16KiB values under filler keys to every node, directly, one

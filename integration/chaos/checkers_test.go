@@ -39,6 +39,65 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
+// TestOverlappingSoFar checks what a control's early stop relies on: an
+// overlap among the grants recorded so far stays one as grants are added,
+// in any order.
+func TestOverlappingSoFar(t *testing.T) {
+	rec := newRecorder()
+	for _, g := range []grant{win(1, "a", 0, 10), win(2, "a", 10, 20)} {
+		rec.addGrant(g)
+	}
+	if rec.overlapping() {
+		t.Fatal("windows one after another: overlapping, want none")
+	}
+	rec.addGrant(win(3, "a", 15, 30))
+	for _, g := range []grant{win(4, "a", 5, 100), win(5, "a", 40, 50), win(6, "b", 0, 100)} {
+		if !rec.overlapping() {
+			t.Fatalf("before adding grant %d: no overlap, want the one of grants 2 and 3", g.ID)
+		}
+		rec.addGrant(g)
+	}
+}
+
+// permitWin is a permit of semaphore sem on slot 0 whose window is
+// [from, to] ms.
+func permitWin(id int, sem string, from, to int) grant {
+	g := win(id, sem+":permit:0", from, to)
+	g.Semaphore, g.Kind = sem, kindSemaphore
+	return g
+}
+
+func TestOverLimits(t *testing.T) {
+	tests := []struct {
+		name     string
+		grants   []grant
+		limit    int
+		want     int
+		wantMost int
+	}{
+		{"at the limit", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 2, 12), permitWin(3, "s", 4, 14)}, 3, 0, 3},
+		{"over the limit", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 2, 12), permitWin(3, "s", 4, 14), permitWin(4, "s", 9, 20)}, 3, 1, 4},
+		{"windows that only touch", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 0, 10), permitWin(3, "s", 10, 20), permitWin(4, "s", 10, 20)}, 2, 0, 2},
+		{"limit one: each later grant inside the first", []grant{permitWin(1, "s", 0, 100), permitWin(2, "s", 10, 20), permitWin(3, "s", 30, 40)}, 1, 2, 2},
+		{"same start", []grant{permitWin(1, "s", 5, 10), permitWin(2, "s", 5, 10)}, 1, 1, 2},
+		{"recorded out of order", []grant{permitWin(2, "s", 10, 20), permitWin(1, "s", 0, 10)}, 1, 0, 1},
+		{"empty window is ignored", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 5, 5)}, 1, 0, 1},
+		{"other semaphores and locks are not counted", []grant{permitWin(1, "s", 0, 10), permitWin(2, "t", 0, 10), win(3, "s", 0, 10)}, 1, 0, 1},
+		{"limit one lower: over whenever the limit is reached", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 2, 12), permitWin(3, "s", 4, 14)}, 2, 1, 3},
+		{"limit zero: every permit is over", []grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 20, 30)}, 0, 2, 1},
+	}
+	for _, tt := range tests {
+		over, most := overLimits(tt.grants, "s", tt.limit)
+		if len(over) != tt.want || most != tt.wantMost {
+			t.Errorf("%s: over the limit %q, most %d; want %d over, most %d", tt.name, over, most, tt.want, tt.wantMost)
+		}
+	}
+	over, _ := overLimits([]grant{permitWin(1, "s", 0, 10), permitWin(2, "s", 2, 12), permitWin(3, "s", 11, 20)}, "s", 1)
+	if len(over) != 2 || len(over[1].Valid) != 1 || over[1].Valid[0].ID != 2 || over[1].Later.ID != 3 {
+		t.Errorf("over the limit %q, want grant 2 inside 1, then 3 inside 2 alone", over)
+	}
+}
+
 func TestUsedDuringOverlap(t *testing.T) {
 	over := overlaps([]grant{win(1, "a", 0, 10), win(2, "a", 8, 20), win(3, "b", 0, 10), win(4, "b", 5, 20)})
 	if len(over) != 2 {
@@ -145,13 +204,17 @@ func TestLeakedKeys(t *testing.T) {
 		{"counter of an unknown resource", []storedKey{{1, "{other}:fencing-token", -1}}, 1},
 		{"unknown key", []storedKey{{4, "stray", -1}}, 1},
 		{"filler is skipped", []storedKey{{0, fillerPrefix + "7", -1}}, 0},
+		{"semaphore slot left", []storedKey{{1, "{s1}:permit:0", 120}}, 1},
+		{"semaphore limit record left", []storedKey{{3, "{s3}:limit", 80}, {4, "{s3}:limit", -1}}, 2},
+		{"key of another semaphore", []storedKey{{0, "{s2}:permit:0", 100}}, 1},
 	}
+	semaphores := []string{"{s1}", "{s3}"}
 	for _, tt := range tests {
-		if got := leakedKeys(tt.keys, resources, fillerPrefix); len(got) != tt.want {
+		if got := leakedKeys(tt.keys, resources, semaphores, fillerPrefix); len(got) != tt.want {
 			t.Errorf("%s: leaks %q, want %d", tt.name, got, tt.want)
 		}
 	}
-	if got := leakedKeys([]storedKey{{0, fillerPrefix + "7", -1}}, resources, ""); len(got) != 1 {
+	if got := leakedKeys([]storedKey{{0, fillerPrefix + "7", -1}}, resources, semaphores, ""); len(got) != 1 {
 		t.Errorf("filler without an ignored prefix: leaks %q, want 1", got)
 	}
 }

@@ -6,17 +6,30 @@
 // are applied twice or lose their replies. The holders take plain and
 // fenced locks, use Client.Do and Lock.KeepAlive, and share one Lock
 // between goroutines that extend it with varying TTLs beside its KeepAlive
-// and unlock it while the others still extend. The checkers:
+// and unlock it while the others still extend. Other workers, on the
+// same Clients, hold permits of two semaphores with limits 1 and 3,
+// renewed by Lock.KeepAlive or held through Semaphore.Do; a permit's
+// resource is its slot. Election workers campaign on one election
+// through Election.Do, write with their term as a fencing token while
+// they lead, and resign or let Do resign; a leadership's resource is the
+// election. The checkers:
 //
-//   - no two validity windows of one resource overlap;
+//   - no two validity windows of one resource overlap (two leaderships
+//     of the election included);
+//   - no more permits of a semaphore are valid at any instant than its
+//     limit;
 //   - a fenced store never accepts a write of an older holder after one of
 //     a newer holder, and fencing tokens are increasing and unique;
 //   - a counter updated read-modify-write under the lock loses no update;
-//   - no lock key outlives its TTL and no fencing counter can expire.
+//   - no lock key, semaphore key (slot, or record of the limit) or
+//     election record outlives its TTL and no fencing counter can expire.
 //
 // Two negative controls (a majority restarted without persistence, and
 // eviction under memory pressure) break the operational requirements on
-// purpose and must show violations, or the run fails.
+// purpose and must show violations, or the run fails; each runs until its
+// history holds an overlap, for at most four times its planned duration. A third checks the
+// semaphore checker: told a limit one lower than the real one, it must
+// find over-limit windows in the safe phase's permits.
 //
 // It holds tests only. The run is selected with -chaos=short or
 // -chaos=long (see the Makefile targets chaos and chaos-long); without the

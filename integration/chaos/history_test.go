@@ -18,11 +18,15 @@ import (
 // when Lock returned, to End: the earlier of the holder starting to release
 // it and the end of the validity the holder was told about (ValidUntil, or
 // the cancellation of the context handed out with automatic renewal).
+// A permit of a semaphore is a grant whose Resource is its slot, a lock
+// of its own.
 type grant struct {
 	ID       int
 	Resource string
-	Kind     string
-	Adapter  string // the driver adapter of the holder's Client
+	// Semaphore is the name of a permit's semaphore, "" for a lock.
+	Semaphore string
+	Kind      string
+	Adapter   string // the driver adapter of the holder's Client
 	// Start is when the Lock call began; Acquired when it returned.
 	Start, Acquired, End time.Duration
 	// Token is the fencing token, 0 for an unfenced lock.
@@ -95,6 +99,48 @@ func overlaps(grants []grant) []overlap {
 	}
 	slices.SortFunc(out, func(a, b overlap) int { return cmp.Compare(a.Later.ID, b.Later.ID) })
 	return out
+}
+
+// overLimit is a permit granted while Limit or more other permits of its
+// semaphore were valid.
+type overLimit struct {
+	Limit int
+	Later grant
+	Valid []grant // the permits valid when Later was granted
+}
+
+func (o overLimit) String() string {
+	ids := make([]string, len(o.Valid))
+	for i, v := range o.Valid {
+		ids[i] = fmt.Sprint(v.ID)
+	}
+	return fmt.Sprintf("%s: permit %d (%s) granted while %d permits were valid (grants %s), limit %d",
+		o.Later.Semaphore, o.Later.ID, o.Later, len(o.Valid), strings.Join(ids, ", "), o.Limit)
+}
+
+// overLimits returns the permits of semaphore sem whose window begins
+// while limit or more other permits of it are valid: at that instant more
+// than limit permits are valid. It also returns the most permits valid at
+// once. Windows are half-open, as for overlaps: a permit granted at the
+// instant another's window ends is not over the limit.
+func overLimits(grants []grant, sem string, limit int) (over []overLimit, most int) {
+	var permits []grant
+	for _, g := range grants {
+		if g.Semaphore == sem && g.End > g.Acquired { // an empty window is no window
+			permits = append(permits, g)
+		}
+	}
+	slices.SortFunc(permits, func(a, b grant) int { return cmp.Compare(a.Acquired, b.Acquired) })
+	var valid []grant
+	for _, g := range permits {
+		valid = slices.DeleteFunc(valid, func(v grant) bool { return v.End <= g.Acquired })
+		if len(valid) >= limit {
+			over = append(over, overLimit{Limit: limit, Later: g, Valid: slices.Clone(valid)})
+		}
+		valid = append(valid, g)
+		most = max(most, len(valid))
+	}
+	return over, most
 }
 
 // usedDuringOverlap counts the overlaps in which the earlier holder
@@ -193,19 +239,34 @@ func fenceViolations(grants []grant, writes []write) []string {
 
 // leakedKeys returns the keys that should not be on any node once every
 // lock's TTL has passed: a lock key (it was neither released nor expired), a
-// fencing counter with a TTL (counters must never expire, or tokens would
-// start over), and any key the workload does not write. Fencing counters
-// without a TTL are meant to stay. Keys starting with ignorePrefix (filler
-// data of the eviction control) are skipped when it is not empty.
-func leakedKeys(keys []storedKey, resources []string, ignorePrefix string) []string {
+// key of one of the semaphores (a slot, or the record of its limit, which
+// lasts only as long as its permits), a fencing counter with a TTL
+// (counters must never expire, or tokens would start over), and any key the
+// workload does not write. Fencing counters without a TTL are meant to
+// stay. Keys starting with ignorePrefix (filler data of the eviction
+// control) are skipped when it is not empty. A semaphore's name has a hash
+// tag, so that each of its keys starts with the name (see
+// redlock.Semaphore).
+func leakedKeys(keys []storedKey, resources, semaphores []string, ignorePrefix string) []string {
 	isResource := make(map[string]bool, len(resources))
 	for _, r := range resources {
 		isResource[r] = true
 	}
+	semaphoreOf := func(key string) (string, bool) {
+		for _, s := range semaphores {
+			if strings.HasPrefix(key, s) {
+				return s, true
+			}
+		}
+		return "", false
+	}
 	var out []string
 	for _, k := range keys {
+		sem, isSemaphore := semaphoreOf(k.Key)
 		switch {
 		case ignorePrefix != "" && strings.HasPrefix(k.Key, ignorePrefix):
+		case isSemaphore:
+			out = append(out, fmt.Sprintf("node %d: key %q of semaphore %q (PTTL %dms)", k.Node, k.Key, sem, k.PTTL))
 		case isResource[k.Key]:
 			out = append(out, fmt.Sprintf("node %d: lock key %q (PTTL %dms)", k.Node, k.Key, k.PTTL))
 		case isResource[counterResource(k.Key)]:

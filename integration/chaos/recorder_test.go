@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,16 @@ func (r *recorder) addGrant(g grant) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.grants = append(r.grants, g)
+}
+
+// overlapping reports whether the grants recorded so far hold an
+// overlap. More grants can only add overlaps, so a true answer stands for
+// the whole history.
+func (r *recorder) overlapping() bool {
+	r.mu.Lock()
+	grants := slices.Clone(r.grants)
+	r.mu.Unlock()
+	return len(overlaps(grants)) > 0
 }
 
 func (r *recorder) addRMW(u rmw) {

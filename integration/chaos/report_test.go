@@ -57,9 +57,12 @@ type phaseReport struct {
 	// holder, whose window the later grant fell into.
 	OverlapsByKind  map[string]int `json:"overlaps_by_earlier_kind,omitempty"`
 	FenceViolations int            `json:"fence_violations"`
-	LostUpdates     int64          `json:"lost_updates"`
-	LeakedKeys      int            `json:"leaked_keys"`
-	Unexpected      int            `json:"unexpected_errors"`
+	// Semaphores holds the permits and checks of each semaphore; the
+	// over-limit windows are violations.
+	Semaphores  []semaphoreReport `json:"semaphores"`
+	LostUpdates int64             `json:"lost_updates"`
+	LeakedKeys  int               `json:"leaked_keys"`
+	Unexpected  int               `json:"unexpected_errors"`
 
 	StaleRejected int `json:"stale_writes_rejected"`
 	FencedWrites  int `json:"fenced_writes_accepted"`
@@ -80,12 +83,31 @@ type phaseReport struct {
 	Examples []string `json:"examples,omitempty"`
 }
 
+// semaphoreReport holds the figures of one semaphore in a phase.
+type semaphoreReport struct {
+	Name    string `json:"name"`
+	Limit   int    `json:"limit"`
+	Workers int    `json:"workers"`
+	// Granted counts the permits whose window was not empty.
+	Granted   int `json:"permits_granted"`
+	MostValid int `json:"most_permits_valid_at_once"`
+	OverLimit int `json:"over_limit_windows"`
+	// ControlOverLimit counts the over-limit windows of the same permits
+	// checked against a limit one lower: a negative control of the
+	// checker, which must find some, as the workers reach the limit.
+	ControlOverLimit int `json:"over_limit_windows_at_limit_minus_one"`
+}
+
 func (p phaseReport) violations() int64 {
-	return int64(p.Overlaps+p.FenceViolations+p.LeakedKeys) + p.LostUpdates
+	n := int64(p.Overlaps+p.FenceViolations+p.LeakedKeys) + p.LostUpdates
+	for _, s := range p.Semaphores {
+		n += int64(s.OverLimit)
+	}
+	return n
 }
 
 // summarize runs the checkers over a phase's history.
-func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, resources []string, ignorePrefix string) phaseReport {
+func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, w workload, ignorePrefix string) phaseReport {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	p.Faults = map[string]faultStat{}
@@ -117,12 +139,30 @@ func summarize(p phaseReport, rec *recorder, inj *injector, keys []storedKey, re
 	fence := fenceViolations(rec.grants, rec.store.log)
 	completed, final := rec.counters.snapshot()
 	lost := lostUpdates(completed, final)
-	leaks := leakedKeys(keys, resources, ignorePrefix)
+	var semaphores []string
+	for _, spec := range w.Semaphores {
+		semaphores = append(semaphores, spec.Name)
+	}
+	leaks := leakedKeys(keys, w.checkedResources(), semaphores, ignorePrefix)
 	p.Overlaps, p.FenceViolations, p.LeakedKeys, p.Unexpected = len(over), len(fence), len(leaks), len(rec.unexpect)
 	p.OverlapsUsed = usedDuringOverlap(over, rec.rmws)
 	p.OverlapsByKind = overlapsByKind(over)
 	for _, o := range over[:min(3, len(over))] {
 		p.Examples = append(p.Examples, o.String())
+	}
+	for _, spec := range w.Semaphores {
+		over, most := overLimits(rec.grants, spec.Name, spec.Limit)
+		control, _ := overLimits(rec.grants, spec.Name, spec.Limit-1)
+		s := semaphoreReport{Name: spec.Name, Limit: spec.Limit, Workers: spec.Workers, MostValid: most, OverLimit: len(over), ControlOverLimit: len(control)}
+		for _, g := range rec.grants {
+			if g.Semaphore == spec.Name && g.End > g.Acquired {
+				s.Granted++
+			}
+		}
+		p.Semaphores = append(p.Semaphores, s)
+		for _, o := range over[:min(3, len(over))] {
+			p.Examples = append(p.Examples, o.String())
+		}
 	}
 	for _, n := range lost {
 		p.LostUpdates += n
@@ -226,7 +266,7 @@ func (r report) print(w io.Writer) {
 		})
 	}
 	row("injected faults", func(p phaseReport) string { return fmt.Sprint(p.FaultsTotal) })
-	row("Lock calls attempted", func(p phaseReport) string { return fmt.Sprint(p.Attempted) })
+	row("Lock and Acquire calls attempted", func(p phaseReport) string { return fmt.Sprint(p.Attempted) })
 	row("granted", func(p phaseReport) string { return fmt.Sprint(p.Granted) })
 	row("failed", func(p phaseReport) string { return fmt.Sprint(p.Failed) })
 	row("  refused by enough nodes that no quorum could grant", func(p phaseReport) string { return fmt.Sprint(p.FailedHeld) })
@@ -234,11 +274,30 @@ func (r report) print(w io.Writer) {
 	row("granted by kind", func(p phaseReport) string { return perKind(p.GrantedBy) })
 	row("granted by adapter", func(p phaseReport) string { return perKind(p.GrantedByAdapter) })
 	row("availability (granted/attempted)", func(p phaseReport) string { return fmt.Sprintf("%.2f%%", 100*p.Availability) })
-	row("Lock latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
+	row("Lock and Acquire latency p50 / p99", func(p phaseReport) string { return p.LockP50 + " / " + p.LockP99 })
 	row("VIOLATIONS: overlapping windows", func(p phaseReport) string { return fmt.Sprint(p.Overlaps) })
 	row("  of which both holders updated", func(p phaseReport) string { return fmt.Sprint(p.OverlapsUsed) })
 	row("  by the earlier holder's kind", func(p phaseReport) string { return perKind(p.OverlapsByKind) })
 	row("VIOLATIONS: fencing", func(p phaseReport) string { return fmt.Sprint(p.FenceViolations) })
+	var semaphores []semaphoreReport // the same in every phase
+	if len(r.Phases) > 0 {
+		semaphores = r.Phases[0].Semaphores
+	}
+	for i, s := range semaphores {
+		sem := func(f func(s semaphoreReport) string) func(p phaseReport) string {
+			return func(p phaseReport) string {
+				if i >= len(p.Semaphores) {
+					return "-"
+				}
+				return f(p.Semaphores[i])
+			}
+		}
+		label := fmt.Sprintf("semaphore %s, limit %d", s.Name, s.Limit)
+		row(label+": workers / permits granted", sem(func(s semaphoreReport) string { return fmt.Sprintf("%d / %d", s.Workers, s.Granted) }))
+		row("  most permits valid at once", sem(func(s semaphoreReport) string { return fmt.Sprint(s.MostValid) }))
+		row("  VIOLATIONS: over-limit windows", sem(func(s semaphoreReport) string { return fmt.Sprint(s.OverLimit) }))
+		row("  checker control: over-limit windows at limit - 1", sem(func(s semaphoreReport) string { return fmt.Sprint(s.ControlOverLimit) }))
+	}
 	row("VIOLATIONS: lost updates", func(p phaseReport) string { return fmt.Sprint(p.LostUpdates) })
 	row("VIOLATIONS: leaked keys", func(p phaseReport) string { return fmt.Sprint(p.LeakedKeys) })
 	row("unexpected errors", func(p phaseReport) string { return fmt.Sprint(p.Unexpected) })

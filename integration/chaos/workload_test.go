@@ -14,21 +14,35 @@ import (
 	"github.com/locksmith-go/locksmith/redlock"
 )
 
-// The five ways a worker holds a lock.
+// The five ways a worker holds a lock, and the way a semaphore worker
+// holds a permit.
 const (
 	kindPlain     = "plain"     // Lock, use, Unlock
 	kindFenced    = "fenced"    // the same with a fencing token and writes to the fenced store
 	kindDo        = "do"        // Client.Do with automatic renewal
 	kindKeepAlive = "keepalive" // a fenced Lock kept by Lock.KeepAlive
 	kindShared    = "shared"    // one Lock used by several goroutines: KeepAlive, Extend, Unlock (see worker.shared)
+	kindSemaphore = "semaphore" // a permit kept by Lock.KeepAlive or held through Semaphore.Do, at random
+	kindElection  = "election"  // a leadership of electionName held through Election.Do, resigned or let go
 )
+
+// electionName is the election of the election workers, a resource of its
+// own: its leaderships are checked as locks on it, with their terms as
+// tokens.
+const electionName = "chaos:election"
 
 var kinds = []string{kindPlain, kindFenced, kindDo, kindKeepAlive, kindShared}
 
-// workload says how the workers use their locks.
+// workload says how the workers use their locks and permits.
 type workload struct {
-	Workers   int
-	Resources []string
+	// Workers is the number of lock workers; each semaphore has workers
+	// of its own.
+	Workers    int
+	Resources  []string
+	Semaphores []semaphoreSpec
+	// Elections is the number of election workers: candidates of
+	// electionName, a leadership's term written to the fenced store.
+	Elections int
 	TTLs      []time.Duration
 	// NodeTimeout is the per-node timeout of every client.
 	NodeTimeout time.Duration
@@ -45,16 +59,46 @@ type workload struct {
 	Gap time.Duration
 }
 
+// semaphoreSpec is a semaphore of the run and its workers, each holding
+// at most one permit at a time.
+type semaphoreSpec struct {
+	Name    string // with a hash tag, so that every key of it starts with Name
+	Limit   int
+	Workers int
+}
+
 func (w workload) maxTTL() time.Duration { return maxOf(w.TTLs) }
+
+// allWorkers counts the lock and semaphore workers.
+func (w workload) allWorkers() int {
+	n := w.Workers + w.Elections
+	for _, s := range w.Semaphores {
+		n += s.Workers
+	}
+	return n
+}
+
+// checkedResources are the resources whose grants the checkers check: the
+// lock workers' and, with election workers, the election.
+func (w workload) checkedResources() []string {
+	if w.Elections == 0 {
+		return w.Resources
+	}
+	return append(w.Resources[:len(w.Resources):len(w.Resources)], electionName)
+}
 
 // longestTTL is the longest TTL a key of the run may get: shared locks are
 // extended beyond the TTL they were taken for.
 func (w workload) longestTTL() time.Duration { return maxExtendTTL(w.maxTTL()) }
 
 // clients are one plain and one fenced redlock.Client per adapter, each
-// reaching the nodes through the proxies and the nodes' reply faults.
+// reaching the nodes through the proxies and the nodes' reply faults, the
+// workload's semaphores on each plain Client, by name, and its election
+// on each plain Client, by TTL.
 type clients struct {
 	plain, fenced []*redlock.Client
+	semaphores    []map[string]*redlock.Semaphore
+	elections     []map[time.Duration]*redlock.Election
 	names         []string
 }
 
@@ -83,7 +127,20 @@ func newClients(t *testing.T, cl *cluster, w workload) clients {
 		if err != nil {
 			t.Fatalf("%s: redlock.New with fencing: %v", a.Name, err)
 		}
+		sems := map[string]*redlock.Semaphore{}
+		for _, spec := range w.Semaphores {
+			if sems[spec.Name], err = plain.Semaphore(spec.Name, spec.Limit); err != nil {
+				t.Fatalf("%s: Semaphore: %v", a.Name, err)
+			}
+		}
+		elections := map[time.Duration]*redlock.Election{}
+		for _, ttl := range w.TTLs {
+			if elections[ttl], err = plain.Election(electionName, ttl); err != nil {
+				t.Fatalf("%s: Election: %v", a.Name, err)
+			}
+		}
 		c.plain, c.fenced, c.names = append(c.plain, plain), append(c.fenced, fenced), append(c.names, a.Name)
+		c.semaphores, c.elections = append(c.semaphores, sems), append(c.elections, elections)
 	}
 	return c
 }
@@ -93,18 +150,37 @@ func newClients(t *testing.T, cl *cluster, w workload) clients {
 func (w workload) run(c clients, rec *recorder, seed uint64) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for i := range w.Workers {
+	start := func(i int, kind string, sem string) {
 		wk := worker{
 			w:    w,
 			rec:  rec,
-			kind: kinds[i%len(kinds)],
+			kind: kind,
 			rng:  rand.New(rand.NewPCG(seed, uint64(i)+1)),
 		}
-		// Worker i runs kind i mod 5 over adapter i mod 4: the counts
-		// share no factor, so each adapter runs several kinds.
+		// Worker i runs over adapter i mod 4; lock worker i runs kind
+		// i mod 5: the counts share no factor, so each adapter runs
+		// several kinds.
 		a := i % len(c.plain)
 		wk.plain, wk.fenced, wk.adapter = c.plain[a], c.fenced[a], c.names[a]
+		wk.sem = c.semaphores[a][sem]
+		if kind == kindElection {
+			wk.elections = c.elections[a]
+		}
 		wg.Go(func() { wk.loop(ctx) })
+	}
+	for i := range w.Workers {
+		start(i, kinds[i%len(kinds)], "")
+	}
+	i := w.Workers
+	for _, spec := range w.Semaphores {
+		for range spec.Workers {
+			start(i, kindSemaphore, spec.Name)
+			i++
+		}
+	}
+	for range w.Elections {
+		start(i, kindElection, "")
+		i++
 	}
 	var once sync.Once
 	return func() {
@@ -122,6 +198,9 @@ type worker struct {
 	adapter       string
 	rng           *rand.Rand
 	plain, fenced *redlock.Client
+	sem           *redlock.Semaphore // of a semaphore worker, else nil
+	// elections holds an election worker's Election by TTL, else nil.
+	elections map[time.Duration]*redlock.Election
 }
 
 func (wk *worker) loop(ctx context.Context) {
@@ -139,15 +218,61 @@ func (wk *worker) loop(ctx context.Context) {
 			wk.keepAlive(ctx, resource, ttl)
 		case kindShared:
 			wk.shared(ctx, resource, ttl)
+		case kindSemaphore: // the permit's slot becomes the grant's resource
+			if wk.rng.IntN(2) == 0 {
+				wk.keepAlive(ctx, wk.sem.Name(), ttl)
+			} else {
+				wk.do(ctx, wk.sem.Name(), ttl)
+			}
+		case kindElection:
+			wk.lead(ctx, ttl)
 		}
 	}
 }
 
-// lock calls Lock and records the attempt; it returns nil when no lock
-// was granted.
+// lead campaigns through Election.Do and, once leading, uses the election
+// as a fenced resource with the leadership's term as the token, while the
+// leadership's context lasts, for 0.5 to 1.5 TTL; then it resigns, or
+// returns from Do to let it resign, at random. Its window ends as a Do
+// holder's does.
+func (wk *worker) lead(ctx context.Context, ttl time.Duration) {
+	start := wk.rec.now()
+	called := false
+	err := wk.elections[ttl].Do(ctx, wk.adapter, func(lctx context.Context, l *redlock.Leadership) error {
+		called = true
+		g := grant{ID: wk.rec.newID(), Resource: electionName, Kind: wk.kind, Adapter: wk.adapter, Start: start, Acquired: wk.rec.now(), Token: l.Term()}
+		wk.rec.attempt(wk.kind, nil, g.Acquired-g.Start)
+		lock, ok := redlock.LockFromContext(lctx)
+		if !ok {
+			wk.rec.unexpected("lead: LockFromContext found no lock in the leadership's context")
+			return nil
+		}
+		g.End = wk.holdRenewed(lctx, lock, g, ttl, func() bool { return lctx.Err() == nil })
+		wk.rec.addGrant(g)
+		if wk.rng.IntN(2) == 0 {
+			_ = l.Resign(ctx) // unconfirmed: Do resigns again
+		}
+		return nil
+	})
+	if !called {
+		wk.check(err)
+		if ctx.Err() == nil {
+			wk.rec.attempt(wk.kind, err, wk.rec.now()-start)
+		}
+	}
+}
+
+// lock calls Lock, or the Acquire of a semaphore worker's semaphore, and
+// records the attempt; it returns nil when nothing was granted.
 func (wk *worker) lock(ctx context.Context, c *redlock.Client, resource string, ttl time.Duration) (*redlock.Lock, grant) {
 	g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Adapter: wk.adapter, Start: wk.rec.now()}
-	l, err := c.Lock(ctx, resource, ttl)
+	var l *redlock.Lock
+	var err error
+	if wk.sem != nil {
+		l, err = wk.sem.Acquire(ctx, ttl)
+	} else {
+		l, err = c.Lock(ctx, resource, ttl)
+	}
 	g.Acquired = wk.rec.now()
 	if err != nil {
 		wk.check(err)
@@ -158,6 +283,7 @@ func (wk *worker) lock(ctx context.Context, c *redlock.Client, resource string, 
 	}
 	wk.rec.attempt(wk.kind, nil, g.Acquired-g.Start)
 	g.Token = l.Token()
+	g.Resource, g.Semaphore = l.Key(), wk.sem.Name()
 	return l, g
 }
 
@@ -187,26 +313,34 @@ func (wk *worker) lockUseUnlock(ctx context.Context, c *redlock.Client, resource
 	wk.rec.addGrant(g)
 }
 
-// do holds a lock through Client.Do; its window ends when fn returns, the
-// context Do hands out is cancelled or the lock's validity ends, whichever
-// comes first. The holder trusts the context alone: Do promises that
-// ctx.Err() reports a lock that can no longer be guaranteed.
+// do holds a lock through Client.Do, or a permit through Semaphore.Do
+// for a semaphore worker; its window ends when fn returns, the context Do
+// hands out is cancelled or the validity ends, whichever comes first. The
+// holder trusts the context alone: Do promises that ctx.Err() reports a
+// lock that can no longer be guaranteed.
 func (wk *worker) do(ctx context.Context, resource string, ttl time.Duration) {
 	start := wk.rec.now()
 	called := false
-	err := wk.plain.Do(ctx, resource, ttl, func(lctx context.Context) error {
+	fn := func(lctx context.Context) error {
 		called = true
-		g := grant{ID: wk.rec.newID(), Resource: resource, Kind: wk.kind, Adapter: wk.adapter, Start: start, Acquired: wk.rec.now()}
+		g := grant{ID: wk.rec.newID(), Kind: wk.kind, Adapter: wk.adapter, Start: start, Acquired: wk.rec.now()}
 		wk.rec.attempt(wk.kind, nil, g.Acquired-g.Start)
 		l, ok := redlock.LockFromContext(lctx)
 		if !ok {
 			wk.rec.unexpected("do: LockFromContext found no lock in the context Do passed")
 			return nil
 		}
+		g.Resource, g.Semaphore = l.Key(), wk.sem.Name()
 		g.End = wk.holdRenewed(lctx, l, g, ttl, func() bool { return lctx.Err() == nil })
 		wk.rec.addGrant(g)
 		return nil
-	})
+	}
+	var err error
+	if wk.sem != nil {
+		err = wk.sem.Do(ctx, ttl, fn)
+	} else {
+		err = wk.plain.Do(ctx, resource, ttl, fn)
+	}
 	if !called {
 		wk.check(err)
 		if ctx.Err() == nil {
@@ -215,7 +349,8 @@ func (wk *worker) do(ctx context.Context, resource string, ttl time.Duration) {
 	}
 }
 
-// keepAlive holds a fenced lock renewed by Lock.KeepAlive.
+// keepAlive holds a fenced lock renewed by Lock.KeepAlive, or a semaphore
+// worker's permit.
 func (wk *worker) keepAlive(ctx context.Context, resource string, ttl time.Duration) {
 	l, g := wk.lock(ctx, wk.fenced, resource, ttl)
 	if l == nil {
@@ -260,7 +395,8 @@ func (wk *worker) holdRenewed(lctx context.Context, l *redlock.Lock, g grant, tt
 }
 
 // use updates the resource once if valid reports true: the counter, and
-// the fenced store for a fenced lock. A fenced holder whose validity has
+// the fenced store for a fenced lock. A permit's resource is its slot,
+// which has at most one holder, so its counter loses no update either. A fenced holder whose validity has
 // passed still offers its write, as a holder that does not know it was
 // paused would: the store must refuse it if a newer holder wrote.
 func (wk *worker) use(g grant, valid func() bool) bool {
@@ -291,9 +427,10 @@ func (wk *worker) maybePause(ttl time.Duration) {
 	wk.rec.pause(d)
 }
 
-// check records errors that no fault explains.
+// check records errors that no fault explains: every Client of a
+// semaphore agrees on its limit.
 func (wk *worker) check(err error) {
-	if errors.Is(err, redlock.ErrInvalidArgument) {
+	if errors.Is(err, redlock.ErrInvalidArgument) || errors.Is(err, redlock.ErrLimitMismatch) {
 		wk.rec.unexpected(fmt.Sprintf("%s: %v", wk.kind, err))
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/locksmith-go/locksmith/integration/internal/redisnode"
 )
 
-// startupConns builds a Conn per address the way the README's start-up
-// section does for each adapter: go-redis clients and redigo pools dial on
+// startupConns builds a Conn per address the way the README and the
+// adapters' package docs say: go-redis clients and redigo pools dial on
 // first use, rueidis Conns come from lsrueidis.Open, which returns a
 // Conn while its server is down, and valkey-go clients set
 // ForceSingleClient, with which valkey.NewClient does the same.

@@ -18,7 +18,7 @@ func TestHealthFindsANodeBehind(t *testing.T) {
 	clock := faults.NewClock(time.Unix(1_000_000, 0))
 	health := NewHealth(3)
 	health.Now = clock.Now
-	var tracker Tracker
+	var tracker counter
 	s := newStalls(2)
 	run := func() []Reply {
 		r := Round{Nodes: 3, Timeout: time.Hour, Call: s.call(3), Yes: yes, Health: health, Tracker: &tracker}
@@ -55,9 +55,7 @@ func TestHealthFindsANodeBehind(t *testing.T) {
 		t.Error("node 2 no longer behind, under a longer limit, while its stragglers run")
 	}
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if got := health.Stragglers(2); got != 0 {
 		t.Errorf("Stragglers(2) after the stalls ended = %d, want 0", got)
 	}
@@ -77,7 +75,7 @@ func TestHealthProbesANodeBehind(t *testing.T) {
 	clock := faults.NewClock(time.Unix(1_000_000, 0))
 	health := NewHealth(3)
 	health.Now = clock.Now
-	var tracker Tracker
+	var tracker counter
 	// stalled runs a round in which node 2 answers once the clock has
 	// moved on by lag since the round returned, asking Behind(2) before
 	// it does when during is set, and returns what it answered.
@@ -92,9 +90,7 @@ func TestHealthProbesANodeBehind(t *testing.T) {
 		clock.Advance(lag)
 		behind := during && health.Behind(2, limit)
 		close(s.release)
-		if err := tracker.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
+		tracker.Wait()
 		return behind
 	}
 	probe := func(when string) {
@@ -131,9 +127,7 @@ func TestHealthProbesANodeBehind(t *testing.T) {
 	}()
 	r.Run(cut)
 	close(s.release)
-	if err := tracker.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if !health.Behind(2, limit) {
 		t.Fatal("node 2 caught up by a reply to a round the caller cut short")
 	}
@@ -141,7 +135,7 @@ func TestHealthProbesANodeBehind(t *testing.T) {
 	// A probe answered in time ends it.
 	clock.Advance(4*limit + time.Nanosecond)
 	probe("after the cut round")
-	prompt := Round{Nodes: 3, Timeout: time.Hour, Call: newStalls().call(3), Yes: yes, Health: health, Tracker: &tracker, Every: true}
+	prompt := Round{Nodes: 3, Timeout: time.Hour, Call: newStalls().call(3), Yes: yes, Health: health, Tracker: &tracker, Wait: every3}
 	prompt.Run(ctx)
 	for range 2 {
 		if health.Behind(2, limit) {
@@ -154,16 +148,14 @@ func TestHealthProbesANodeBehind(t *testing.T) {
 // and the Tracker does not count it.
 func TestRoundSkipsNodes(t *testing.T) {
 	var calls [3]atomic.Int32
-	var tracker Tracker
+	var tracker counter
 	r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Tracker: &tracker, Skip: []bool{false, true, false},
 		Call: func(_ context.Context, node int) Reply {
 			calls[node].Add(1)
 			return Reply{Value: node != 0}
 		}}
 	replies := r.Run(context.Background())
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if !errors.Is(replies[1].Err, ErrNotSent) {
 		t.Errorf("skipped node's reply %v, want ErrNotSent", replies[1])
 	}
@@ -182,12 +174,12 @@ func TestRoundSkipsNodes(t *testing.T) {
 // Once a lane's first request was not sent, no later request of the same
 // Lanes is sent on it; a skip on a lane that carried a request is ignored.
 func TestLanesStayClosedAfterASkip(t *testing.T) {
-	var lanes Lanes
-	var tracker Tracker
+	lanes := NewLanes(new(Order))
+	var tracker counter
 	var mu sync.Mutex
 	calls := map[int][]int{} // node -> rounds it served
 	for round, skip := range [][]bool{{true, false, false}, nil, {false, true, false}, nil} {
-		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: &lanes, Tracker: &tracker, Skip: skip,
+		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: lanes, Tracker: &tracker, Skip: skip,
 			Call: func(_ context.Context, node int) Reply {
 				mu.Lock()
 				calls[node] = append(calls[node], round)
@@ -199,9 +191,7 @@ func TestLanesStayClosedAfterASkip(t *testing.T) {
 			t.Errorf("round %d: node 0 replied %v, want ErrNotSent", round, replies[0])
 		}
 	}
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if got := calls[0]; len(got) != 0 {
 		t.Errorf("node 0 served rounds %v after its first was skipped", got)
 	}
@@ -216,7 +206,7 @@ func TestHealthIgnoresRoundsCutShortByTheCaller(t *testing.T) {
 	clock := faults.NewClock(time.Unix(1_000_000, 0))
 	health := NewHealth(3)
 	health.Now = clock.Now
-	var tracker Tracker
+	var tracker counter
 	s := newStalls(0, 1, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -234,149 +224,43 @@ func TestHealthIgnoresRoundsCutShortByTheCaller(t *testing.T) {
 		}
 	}
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 }
 
-// A node is failing once FailLimit of its requests in a row have failed:
-// it is then due one probe per interval after its last failure, and a
-// success ends it. Failures with a success among them do not add up.
-func TestHealthFindsAFailingNode(t *testing.T) {
-	const interval = time.Second
-	clock := faults.NewClock(time.Unix(1_000_000, 0))
-	health := NewHealth(3)
-	health.Now = clock.Now
-	var tracker Tracker
-	var fail atomic.Bool // node 2's next reply is an error
-	run := func() {
-		t.Helper()
-		r := Round{Nodes: 3, Timeout: interval, Yes: yes, Health: health, Tracker: &tracker,
-			Call: func(_ context.Context, node int) Reply {
-				if node == 2 && fail.Load() {
-					return Reply{Err: errors.New("connection refused")}
-				}
-				return Reply{Value: true}
-			}}
-		r.Run(context.Background())
-		if err := tracker.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	failing := func() bool { return health.Failing(2, interval) }
-
-	fail.Store(true)
-	for range FailLimit - 1 {
-		run()
-	}
-	fail.Store(false)
-	run() // a success: the failures so far no longer count
-	fail.Store(true)
-	for i := range FailLimit {
-		if failing() {
-			t.Fatalf("node 2 failing after %d failures in a row", i)
-		}
-		run()
-	}
-	if !failing() {
-		t.Fatalf("node 2 not failing after %d failures in a row", FailLimit)
-	}
-	if health.Failing(0, interval) || health.Failing(1, interval) {
-		t.Error("a node whose requests succeed is failing")
-	}
-	clock.Advance(interval)
-	if !failing() {
-		t.Error("node 2 due a probe exactly one interval after its last failure")
-	}
-	clock.Advance(time.Millisecond)
-	if failing() {
-		t.Fatal("node 2 not due a probe once the interval has passed")
-	}
-	if !failing() {
-		t.Error("node 2 due a second probe right after the first")
-	}
-	clock.Advance(interval / 2)
-	run() // the probe fails: the next one is an interval after it
-	clock.Advance(interval/2 + time.Millisecond)
-	if !failing() {
-		t.Error("node 2 due a probe an interval after the last one was sent, half an interval after it failed")
-	}
-	clock.Advance(interval / 2)
-	if failing() {
-		t.Fatal("node 2 not due a probe an interval after a failed one")
-	}
-	fail.Store(false)
-	run() // the probe succeeds
-	if failing() {
-		t.Error("node 2 still failing after a success")
-	}
-
-	// However long the requests' timeout, a failing node is due a probe a
-	// second after its last failure.
-	fail.Store(true)
-	for range FailLimit {
-		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Health: health, Tracker: &tracker,
-			Call: func(_ context.Context, node int) Reply {
-				if node == 2 {
-					return Reply{Err: errors.New("connection refused")}
-				}
-				return Reply{Value: true}
-			}}
-		r.Run(context.Background())
-		if err := tracker.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !health.Failing(2, time.Hour) {
-		t.Fatal("node 2 not failing again")
-	}
-	clock.Advance(time.Second + time.Millisecond)
-	if health.Failing(2, time.Hour) {
-		t.Error("node 2, with a timeout of an hour, not due a probe a second after its last failure")
-	}
+// outcomes is a Round's Outcomes that counts the ends it is told of, per
+// node.
+type outcomes struct {
+	told [3]atomic.Int32
 }
 
-// An error that NodeFault does not blame on the node, and a request that
-// is not sent because the one before it on its lane took all the time, do
-// not make a node failing.
-func TestHealthCountsOnlyTheNodesFaults(t *testing.T) {
-	health := NewHealth(3)
-	var tracker Tracker
-	var lanes Lanes
-	mistake := errors.New("CROSSSLOT keys in request don't hash to the same slot")
-	health.NodeFault = func(err error) bool { return err != mistake }
-	for range FailLimit {
-		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Health: health, Tracker: &tracker,
-			Call: func(context.Context, int) Reply { return Reply{Err: mistake} }}
-		r.Run(context.Background())
-	}
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for node := range 3 {
-		if health.Failing(node, time.Hour) {
-			t.Errorf("node %d failing after errors that are not its fault", node)
-		}
-	}
+func (o *outcomes) Ended(node int, _ error, _ time.Duration) { o.told[node].Add(1) }
+
+// Outcomes is told of no request that was not sent, such as one whose
+// wait for the request before it on its lane took all the time.
+func TestOutcomesOfRequestsNotSent(t *testing.T) {
+	var tracker counter
+	var told outcomes
+	lanes := NewLanes(new(Order))
 	// Node 2 holds the first request of the lanes; the next ones wait
 	// for it and give up at their timeout.
 	s := newStalls(2)
-	first := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Health: health, Tracker: &tracker, Lanes: &lanes, Call: s.call(3)}
+	first := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Outcomes: &told, Tracker: &tracker, Lanes: lanes, Call: s.call(3)}
 	first.Run(context.Background())
 	s.started.Wait()
-	for range FailLimit {
-		r := Round{Nodes: 3, Timeout: time.Millisecond, Yes: yes, Health: health, Tracker: &tracker, Lanes: &lanes, Every: true,
+	for range 3 {
+		r := Round{Nodes: 3, Timeout: time.Millisecond, Yes: yes, Outcomes: &told, Tracker: &tracker, Lanes: lanes, Wait: every3,
 			Call: func(context.Context, int) Reply { return Reply{Value: true} }}
 		if replies := r.Run(context.Background()); replies[2].Err == nil {
 			t.Fatalf("node 2 answered %v behind the stalled request", replies[2])
 		}
 	}
-	if health.Failing(2, time.Hour) {
-		t.Error("node 2 failing after requests that were not sent to it")
+	if n := told.told[2].Load(); n != 0 {
+		t.Errorf("Outcomes told of %d requests to node 2, none of which was sent or ended", n)
 	}
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
+	tracker.Wait()
+	if n := told.told[2].Load(); n != 1 {
+		t.Errorf("Outcomes told of %d requests to node 2, want the stalled one", n)
 	}
 }
 
@@ -385,8 +269,8 @@ func TestHealthCountsOnlyTheNodesFaults(t *testing.T) {
 // that previous one has returned: two requests of one lane never run on
 // a node at once.
 func TestLaneOrderSurvivesARequestNotSent(t *testing.T) {
-	var lanes Lanes
-	var tracker Tracker
+	lanes := NewLanes(new(Order))
+	var tracker counter
 	var running, overlaps atomic.Int32
 	s := newStalls(2)
 	call := func(stall func(context.Context, int) Reply) func(context.Context, int) Reply {
@@ -407,17 +291,15 @@ func TestLaneOrderSurvivesARequestNotSent(t *testing.T) {
 	// r0 stalls on node 2; r1 waits for it and gives up at its timeout;
 	// r2 follows r1 and waits for every node, for at most its own,
 	// longer, timeout.
-	r0 := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Tracker: &tracker, Lanes: &lanes, Call: call(s.call(3))}
+	r0 := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Tracker: &tracker, Lanes: lanes, Call: call(s.call(3))}
 	r0.Run(context.Background())
 	s.started.Wait()
-	r1 := Round{Nodes: 3, Timeout: time.Millisecond, Yes: yes, Tracker: &tracker, Lanes: &lanes, Call: call(nil)}
+	r1 := Round{Nodes: 3, Timeout: time.Millisecond, Yes: yes, Tracker: &tracker, Lanes: lanes, Call: call(nil)}
 	r1.Run(context.Background())
-	r2 := Round{Nodes: 3, Timeout: 50 * time.Millisecond, Every: true, Yes: yes, Tracker: &tracker, Lanes: &lanes, Call: call(nil)}
+	r2 := Round{Nodes: 3, Timeout: 50 * time.Millisecond, Wait: every3, Yes: yes, Tracker: &tracker, Lanes: lanes, Call: call(nil)}
 	replies := r2.Run(context.Background())
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if n := overlaps.Load(); n != 0 {
 		t.Errorf("%d requests of one lane ran on node 2 while the one before them did (r2's reply there: %v)", n, replies[2])
 	}
@@ -426,9 +308,9 @@ func TestLaneOrderSurvivesARequestNotSent(t *testing.T) {
 // stalledLane returns Lanes whose lane on the single node holds a request
 // that stalls until the returned function is called, run on a goroutine of
 // its own, as another caller's extend would be.
-func stalledLane(t *testing.T, tracker *Tracker) (*Lanes, func()) {
+func stalledLane(t *testing.T, tracker *counter) (*Lanes, func()) {
 	t.Helper()
-	lanes := new(Lanes)
+	lanes := NewLanes(new(Order))
 	s := newStalls(0)
 	first := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Tracker: tracker, Lanes: lanes, Call: s.call(1)}
 	go first.Run(context.Background())
@@ -455,7 +337,7 @@ func returnsBeforeRelease(release func(), run func()) bool {
 // node not having answered: the lane's order is kept on another
 // goroutine, not the caller's.
 func TestSingleNodeRoundDoesNotWaitForItsLane(t *testing.T) {
-	var tracker Tracker
+	var tracker counter
 	lanes, release := stalledLane(t, &tracker)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -470,16 +352,14 @@ func TestSingleNodeRoundDoesNotWaitForItsLane(t *testing.T) {
 	if !errors.Is(reply.Err, ErrPending) {
 		t.Errorf("reply %v, want ErrPending", reply)
 	}
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 }
 
 // A round that waits for no node's reply returns at once, its requests
 // going on in the background, a single node's too.
 func TestRoundWaitingForNoNodeReturnsAtOnce(t *testing.T) {
 	for _, nodes := range []int{1, 3} {
-		var tracker Tracker
+		var tracker counter
 		s := newStalls()
 		for node := range nodes {
 			s.nodes[node] = true
@@ -497,28 +377,33 @@ func TestRoundWaitingForNoNodeReturnsAtOnce(t *testing.T) {
 				t.Errorf("%d nodes: node %d replied %v, want ErrPending", nodes, node, reply)
 			}
 		}
-		if err := tracker.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		tracker.Wait()
 	}
 }
 
 // An inline call that fails because the caller cancelled its ctx says
-// nothing of the node: the node does not become failing, as it would not
-// with its call on a goroutine of its own, detached from the cancellation.
-func TestHealthIgnoresInlineCallsCancelledByTheCaller(t *testing.T) {
-	h := NewHealth(1)
-	for range FailLimit {
+// nothing of the node, and Outcomes is not told of it; it is of a call on
+// a goroutine of its own, detached from the cancellation.
+func TestOutcomesOfCallsCancelledByTheCaller(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		var told outcomes
+		var tracker counter
 		ctx, cancel := context.WithCancel(context.Background())
-		r := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Inline: true, Health: h, Call: func(ctx context.Context, node int) Reply {
-			cancel()
-			return Reply{Err: ctx.Err()}
-		}}
-		if got := r.Run(ctx); got[0].Err != ErrPending {
+		r := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Inline: inline, Outcomes: &told, Tracker: &tracker,
+			Call: func(ctx context.Context, node int) Reply {
+				cancel()
+				return Reply{Err: ctx.Err()}
+			}}
+		if got := r.Run(ctx); inline && got[0].Err != ErrPending {
 			t.Fatalf("inline call cancelled by the caller: %v, want ErrPending", got[0].Err)
 		}
-	}
-	if h.Failed(0) {
-		t.Errorf("node failing after %d inline calls that the caller cancelled, want not", FailLimit)
+		tracker.Wait()
+		want := int32(1) // the node's own answer
+		if inline {
+			want = 0
+		}
+		if got := told.told[0].Load(); got != want {
+			t.Errorf("inline %v: Outcomes told of %d calls cancelled by the caller, want %d", inline, got, want)
+		}
 	}
 }

@@ -2,23 +2,19 @@ package quorum
 
 import "sync"
 
-// Lanes orders requests on each node: a request of a round run with some
-// Lanes is sent to its node only once the request of the previous such
-// round on that node has returned. The rounds of one lock share Lanes, so
-// that a node applies them in the order they were made even when a round
-// returns before that node answers. Lanes made with an Order (NewLanes)
-// also send their first request on each node only once every request
-// there of the other Lanes of that Order, entered before it, has
-// returned. The zero value is ready to use and safe for concurrent use.
+// Lanes order the requests of one lock on each node: a request of a round
+// run with some Lanes is sent to its node only once the request of the
+// previous such round on that node has returned, so that a node applies
+// them in the order they were made even when a round returns before that
+// node answers. Make Lanes with NewLanes; they are safe for concurrent use.
 //
 // A lane whose first request was not sent (Round.Skip, or a wait for the
 // requests it follows that outlasted the round) is closed: no later
 // request of the Lanes is sent on it, since its node never received what
 // they would follow.
 type Lanes struct {
-	mu    sync.Mutex
+	order *Order // whose lock guards lanes too
 	lanes []lane // per node
-	order *Order
 }
 
 type lane struct {
@@ -27,16 +23,15 @@ type lane struct {
 	closed bool          // the lane's first request was not sent
 }
 
-// NewLanes returns Lanes in order: their first request on each node
-// follows the requests that the Lanes of order have entered there.
+// NewLanes returns Lanes in order: their first request on each node is
+// sent once every request there of the other Lanes of order, entered
+// before it, has returned.
 func NewLanes(order *Order) *Lanes { return &Lanes{order: order} }
 
 // Order orders the Lanes of successive attempts on one resource: the
-// first request of each of its Lanes on a node is sent once the requests
-// entered on that node by the others, whether they are those Lanes' first
-// requests or later ones, have returned. Later requests of a Lanes follow
-// that Lanes' own only. The zero value is ready to use and safe for
-// concurrent use.
+// first request of each of its Lanes on a node follows every request
+// entered there before it by the others; later requests of a Lanes follow
+// that Lanes' own only. The zero value is ready to use.
 //
 // A first request's channel closes only once those of every request
 // entered before it have, and a later request's only once its Lanes'
@@ -60,13 +55,11 @@ type laneTail struct {
 	last  chan struct{}
 }
 
-// enter records done, the channel of a new request of lanes on node, and,
-// for the first request of its Lanes (first), returns the channels of the
-// requests it must follow: prev, and the others in more, nil when there
-// is at most one.
-func (o *Order) enter(lanes *Lanes, nodes, node int, done chan struct{}, first bool) (prev <-chan struct{}, more []<-chan struct{}) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+// follow records done, the channel of a new request of lanes on node,
+// and, for the first request of its Lanes (first), returns the channels
+// of the requests it must follow: prev, and the others in more, nil when
+// there is at most one. The caller holds o.mu.
+func (o *Order) follow(lanes *Lanes, nodes, node int, done chan struct{}, first bool) (prev <-chan struct{}, more []<-chan struct{}) {
 	if o.nodes == nil {
 		o.nodes = make([]orderTail, nodes)
 	}
@@ -117,8 +110,8 @@ func isOpen(ch <-chan struct{}) bool {
 // request is ignored: that request may have reached the node, so what
 // follows it is sent too.
 func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, more []<-chan struct{}, done chan struct{}, sent bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.order.mu.Lock()
+	defer l.order.mu.Unlock()
 	if l.lanes == nil {
 		l.lanes = make([]lane, nodes)
 	}
@@ -134,12 +127,8 @@ func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, more []
 	} else if isOpen(ln.last) {
 		prev = ln.last
 	}
-	if l.order != nil {
-		// The Order's lock is taken under the Lanes', never the other
-		// way round.
-		if p, m := l.order.enter(l, nodes, node, done, first); first {
-			prev, more = p, m
-		}
+	if p, m := l.order.follow(l, nodes, node, done, first); first {
+		prev, more = p, m
 	}
 	ln.last = done
 	return prev, more, done, true
@@ -148,8 +137,8 @@ func (l *Lanes) enter(nodes, node int, skip bool) (prev <-chan struct{}, more []
 // notSent closes node's lane if done is the channel of its first request,
 // which was not sent.
 func (l *Lanes) notSent(node int, done chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.order.mu.Lock()
+	defer l.order.mu.Unlock()
 	if ln := &l.lanes[node]; ln.first == done {
 		ln.closed = true
 	}

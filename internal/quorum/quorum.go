@@ -22,8 +22,7 @@ func Size(n int) int {
 // for its outcome and no against it, decide it: a quorum said yes, or so
 // many did not that no quorum can be reached.
 func Decided(n, yes, no int) bool {
-	q := Size(n)
-	return yes >= q || no > n-q
+	return yes >= Size(n) || Gone(no, n)
 }
 
 // Drift returns the clock-drift allowance for a lock of the given TTL:

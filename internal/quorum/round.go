@@ -24,29 +24,22 @@ type Reply struct {
 }
 
 // Round sends one request to every node at once and returns as soon as
-// its outcome is decided: when Yes holds for a quorum of the replies, or
-// when so many replies are not a yes that no quorum can be reached. The
-// requests of the nodes that had not answered by then go on in the
-// background, each bounded by Timeout; their replies are discarded.
-//
-// A Round is used once, by one call of Run.
+// its outcome is decided: Yes holds for a quorum of the replies, or can no
+// longer. The requests of the nodes that had not answered by then go on in
+// the background, each bounded by Timeout. A Round is used once, by one Run.
 type Round struct {
 	Nodes   int
 	Timeout time.Duration
-	// Call sends the request to node and returns its reply. Calls for
-	// distinct nodes run at once, on distinct goroutines.
+	// Call sends the request to node and returns its reply, on a
+	// goroutine of its own unless Inline.
 	Call func(ctx context.Context, node int) Reply
 	// Yes reports whether a reply votes for the outcome the round asks
-	// for. It is nil for a round that counts no votes (see Wait).
+	// for. A round without Yes counts no votes: it waits for every reply,
+	// or with Wait for those of Wait alone.
 	Yes func(Reply) bool
-	// Every makes the round wait for the reply of every node, whatever
-	// the votes: for requests whose every reply matters to the caller.
-	Every bool
 	// Wait, when not nil, makes the round wait for the reply of every
-	// node i with Wait[i]: in a round that counts no votes (Yes nil), the
-	// round returns once they have answered, whatever the other nodes
-	// do; in one that counts votes, it returns once they have answered
-	// and the votes decide it.
+	// node i with Wait[i], and in a round that counts votes for the votes
+	// to decide it too.
 	Wait []bool
 	// Lanes, when not nil, orders this round's request on each node
 	// after the previous round's with the same Lanes.
@@ -55,44 +48,50 @@ type Round struct {
 	// to: their reply is ErrNotSent, a vote against, and with Lanes no
 	// later request of the same Lanes is sent to them either.
 	Skip []bool
-	// Health, when not nil, records how each request sent ends, and
-	// those that are still running when the round returns (see Health).
-	// It must be made for Nodes nodes.
+	// Health, when not nil, records the requests still running when the
+	// round returns (see Health). It must be made for Nodes nodes.
 	Health *Health
-	// Tracker, when not nil, counts the round's requests while they run.
-	Tracker *Tracker
+	// Outcomes, when not nil, is told how each request sent ended, before
+	// the next request of its lane is sent; not of an inline call whose
+	// ctx ended while it ran, which says nothing of the node.
+	Outcomes interface {
+		Ended(node int, err error, timeout time.Duration)
+	}
+	// Tracker, when not nil, counts the round's requests while they run,
+	// also after Run returned, as a sync.WaitGroup does.
+	Tracker interface {
+		Add(n int)
+		Done()
+	}
 	// Inline runs the call of a round of one node on the calling
 	// goroutine, when the round waits for its reply and no earlier
 	// request of its lane is still running. Set it only when the node's
 	// client returns by its ctx's deadline: nothing else bounds that call.
 	Inline bool
 
-	// state is kept in the Round, used once, so that a round allocates
-	// its state with the Round rather than apart.
-	state roundState
+	state roundState // in the Round, so that a round allocates it with the Round
 }
 
 // roundState is what the calls of a round share.
 type roundState struct {
-	mu        sync.Mutex
-	replies   []Reply
-	answered  []bool
-	yes, no   int // answers that vote for the outcome, and the others
-	waiting   int // nodes of Round.Wait that have not answered
-	remaining int // nodes that have not answered
-	decided   bool
-	cut       bool          // the caller's ctx ended the round before its nodes had their time
-	returned  bool          // Run returned s.replies
-	done      chan struct{} // closed once decided
+	mu       sync.Mutex
+	replies  []Reply
+	answered []bool
+	yes, no  int // answers that vote for the outcome, and the others
+	waiting  int // nodes of Round.Wait that have not answered
+	decided  bool
+	cut      bool          // the caller's ctx ended the round before its nodes had their time
+	returned bool          // Run returned s.replies
+	done     chan struct{} // closed once decided
 	// deciding counts the requests still waiting for the requests they
 	// follow, until they are sent or known not to be.
 	deciding sync.WaitGroup
 	// stragglers holds, for each node that had not answered when the
-	// round returned, its record in Round.Health (added set).
+	// round returned, its record in Round.Health.
 	stragglers []straggler
-	// The node calls' context, made from the caller's with its
-	// cancellation detached; ctx bounds the calls sent at once, and is
-	// cancelled once every node has answered.
+	// The calls' context: the caller's with its cancellation detached
+	// (parent), and bounded by Timeout (ctx, cancelled once every node
+	// has answered).
 	parent, ctx context.Context
 	cancel      context.CancelFunc
 	// The backing arrays of replies and answered for rounds of up to
@@ -102,8 +101,7 @@ type roundState struct {
 }
 
 // order is how one node's request of a round is sent: after prev and
-// more, when not nil, closing done when it returns; or not at all (sent
-// false).
+// more, when not nil, closing done when it returns; or not at all.
 type order struct {
 	prev <-chan struct{}
 	more []<-chan struct{}
@@ -112,27 +110,23 @@ type order struct {
 }
 
 // inlineNodes is the largest number of nodes whose replies roundState
-// holds, and whose orders Run keeps on its stack, without allocating them
-// apart.
+// holds, and whose orders Run keeps on its stack.
 const inlineNodes = 5
 
 // Run runs the round and returns every node's reply, in node order, as
-// they were when the round returned. A node that had not answered has
+// they were when the round returned: once it was decided, Timeout passed
+// or ctx ended, whatever the calls do. A node that had not answered has
 // ErrPending.
 //
-// Each call runs on a goroutine of its own, with a context that ends
-// Timeout after it was sent whatever becomes of ctx (its values are
-// kept), cancelled only once the call returned: a caller that cancels ctx
-// once the round returned, a deferred cancel typically, does not cut
-// short the requests still on their way. Run returns once the round is
-// decided, Timeout has passed or ctx has ended, whatever the calls do.
-// The inline call (Round.Inline) gets ctx with the Timeout instead.
+// Each call's context ends Timeout after it was sent whatever becomes of
+// ctx, whose values it keeps: a caller that cancels ctx once the round
+// returned, a deferred cancel typically, does not cut short the requests
+// still on their way. The inline call gets ctx with the Timeout instead.
 func (r *Round) Run(ctx context.Context) []Reply {
 	if r.Nodes == 0 {
 		return nil
 	}
 	s := &r.state
-	s.remaining = r.Nodes
 	// Each node's order is handed to its call rather than kept in s,
 	// which every round allocates.
 	var orderBuf [inlineNodes]order
@@ -150,9 +144,6 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	// A round that counts no votes and waits for no reply is decided
 	// before it starts.
 	s.decided = r.Wait != nil && r.Yes == nil && s.waiting == 0
-	// Each node's request either is sent, after the previous request of
-	// its lane, or is not: skipped now or on an earlier round of the
-	// lanes.
 	sent := 0
 	for node := range orders {
 		skip := node < len(r.Skip) && r.Skip[node]
@@ -179,18 +170,18 @@ func (r *Round) Run(ctx context.Context) []Reply {
 		s.parent = context.WithoutCancel(ctx)
 	}
 	s.ctx, s.cancel = context.WithTimeout(s.parent, r.Timeout)
-	r.Tracker.add(sent)
-	for _, ln := range orders {
-		if ln.sent && ln.prev != nil {
-			s.deciding.Add(1)
-		}
+	if r.Tracker != nil {
+		r.Tracker.Add(sent)
 	}
 	for node, ln := range orders {
-		if ln.sent {
-			go r.node(s, node, ln)
-		} else if r.record(s, node, Reply{Err: ErrNotSent}, false) {
-			s.cancel()
+		switch {
+		case !ln.sent:
+			r.record(s, node, Reply{Err: ErrNotSent}, false)
+			continue
+		case ln.prev != nil:
+			s.deciding.Add(1)
 		}
+		go r.node(s, node, ln)
 	}
 	cut := false // by the caller's ctx, before the nodes had their time
 	select {
@@ -205,24 +196,20 @@ func (r *Round) Run(ctx context.Context) []Reply {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The calls that answer from now on leave s.replies alone: it is the
-	// caller's.
-	s.decided, s.cut, s.returned = true, cut, true
+	s.decided, s.cut, s.returned = true, cut, true // s.replies is the caller's now
 	var now time.Time
 	for i := range s.replies {
 		if s.answered[i] {
 			continue
 		}
 		s.replies[i] = Reply{Err: ErrPending}
-		// A request outlives a round that the others decided, or that
-		// timed out with it; one that the caller cut short is not behind
-		// anything.
+		// A request that the caller cut short is behind nothing.
 		if r.Health != nil && !cut {
 			if s.stragglers == nil {
 				s.stragglers = make([]straggler, r.Nodes)
-				now = r.Health.now()
+				now = r.Health.Now()
 			}
-			s.stragglers[i] = straggler{since: now, added: true}
+			s.stragglers[i] = straggler{since: now}
 			r.Health.add(i, &s.stragglers[i])
 		}
 	}
@@ -243,14 +230,12 @@ func (r *Round) inline(ctx context.Context, s *roundState, ln order) []Reply {
 	// ends, without the reply; so does this one, so that a caller who
 	// gave up is never handed what it asked for. The call's end, perhaps
 	// the cancellation's error, says nothing of the node, whose call on
-	// a goroutine would not have been cancelled: the round is cut short,
-	// and Health records none of it.
+	// a goroutine would not have been cancelled: neither Health nor
+	// Outcomes hears of it.
 	if ln.done != nil {
 		close(ln.done)
 	}
-	s.cut = true
-	r.record(s, 0, reply, true)
-	s.replies[0] = Reply{Err: ErrPending}
+	r.record(s, 0, Reply{Err: ErrPending}, false)
 	return s.replies
 }
 
@@ -268,21 +253,16 @@ func (r *Round) inline(ctx context.Context, s *roundState, ln order) []Reply {
 // still follows the previous ones: done is closed only once they are. A
 // lane whose first request was not sent is closed.
 func (r *Round) node(s *roundState, node int, ln order) {
-	defer r.Tracker.Done()
+	if r.Tracker != nil {
+		defer r.Tracker.Done()
+	}
 	ctx := s.ctx
 	if ln.prev != nil {
 		if !after(s.ctx, ln) {
-			if r.Lanes != nil {
-				r.Lanes.notSent(node, ln.done)
-			}
+			r.Lanes.notSent(node, ln.done)
 			s.deciding.Done()
-			if r.record(s, node, Reply{Err: ErrPending}, false) {
-				s.cancel()
-			}
-			<-ln.prev
-			for _, p := range ln.more {
-				<-p
-			}
+			r.record(s, node, Reply{Err: ErrPending}, false)
+			after(context.Background(), ln)
 			close(ln.done)
 			return
 		}
@@ -291,13 +271,11 @@ func (r *Round) node(s *roundState, node int, ln order) {
 		ctx, cancel = context.WithTimeout(s.parent, r.Timeout)
 		defer cancel()
 	}
-	if r.ended(s, node, ln, r.Call(ctx, node)) {
-		s.cancel()
-	}
+	r.ended(s, node, ln, r.Call(ctx, node))
 }
 
 // after waits until ln's prev and more are closed and reports whether
-// they were, rather than ctx ending first.
+// they were, rather than ctx ending first (never for Background).
 func after(ctx context.Context, ln order) bool {
 	for _, p := range append([]<-chan struct{}{ln.prev}, ln.more...) {
 		select {
@@ -309,25 +287,24 @@ func after(ctx context.Context, ln order) bool {
 	return true
 }
 
-// ended records the reply of a request sent to node, lets the next
-// request of its lane go, and reports whether it was the last reply of
-// the round.
-func (r *Round) ended(s *roundState, node int, ln order, reply Reply) (last bool) {
-	if r.Health != nil {
-		r.Health.ended(node, reply.Err, r.Timeout)
+// ended records the reply of a request sent to node and lets the next
+// request of its lane go.
+func (r *Round) ended(s *roundState, node int, ln order, reply Reply) {
+	if r.Outcomes != nil {
+		r.Outcomes.Ended(node, reply.Err, r.Timeout)
 	}
 	if ln.done != nil {
 		close(ln.done)
 	}
-	return r.record(s, node, reply, true)
+	r.record(s, node, reply, true)
 }
 
 // record records the reply of node, closes s.done if it decides the
 // round, ends the node's straggler record if the round had returned
-// without it, and reports whether it was the last reply of the round.
-// sent says whether the reply is the node's, rather than that of a
-// request not sent.
-func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bool) {
+// without it, and once every node has answered cancels the calls'
+// context. sent says whether the reply is the node's, rather than that
+// of a request not sent.
+func (r *Round) record(s *roundState, node int, reply Reply, sent bool) {
 	s.mu.Lock()
 	if !s.returned {
 		s.replies[node] = reply
@@ -341,16 +318,15 @@ func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bo
 	if node < len(r.Wait) && r.Wait[node] {
 		s.waiting--
 	}
-	s.remaining--
-	last = s.remaining == 0
-	if !s.decided && r.settled(s) {
+	last := s.yes+s.no == r.Nodes
+	if !s.decided && (last || r.settled(s)) {
 		s.decided = true
 		if s.done != nil {
 			close(s.done)
 		}
 	}
 	var st *straggler
-	if s.stragglers != nil && s.stragglers[node].added {
+	if s.stragglers != nil && !s.stragglers[node].since.IsZero() {
 		st = &s.stragglers[node]
 	}
 	answered := sent && !s.cut
@@ -358,16 +334,16 @@ func (r *Round) record(s *roundState, node int, reply Reply, sent bool) (last bo
 	if r.Health != nil && (st != nil || answered) {
 		r.Health.end(node, st, answered)
 	}
-	return last
+	if last && s.cancel != nil { // nil for an inline call
+		s.cancel()
+	}
 }
 
-// settled reports whether the answers so far decide the round. The caller
-// holds s.mu.
+// settled reports whether the answers so far decide the round, before
+// every node has answered. The caller holds s.mu.
 func (r *Round) settled(s *roundState) bool {
 	switch {
-	case s.remaining == 0:
-		return true
-	case r.Every, s.waiting > 0:
+	case s.waiting > 0:
 		return false
 	case r.Yes == nil:
 		return r.Wait != nil

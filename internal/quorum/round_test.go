@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +75,18 @@ func (s *stalls) call(yesBelow int) func(context.Context, int) Reply {
 
 func yes(r Reply) bool { return r.Err == nil && r.Value == true }
 
+// counter is a Round's Tracker that tells how many requests run.
+type counter struct {
+	sync.WaitGroup
+	n atomic.Int32
+}
+
+func (c *counter) Add(n int) { c.n.Add(int32(n)); c.WaitGroup.Add(n) }
+func (c *counter) Done()     { c.n.Add(-1); c.WaitGroup.Done() }
+
+// every3 makes a round of three nodes wait for every reply.
+var every3 = []bool{true, true, true}
+
 func TestRoundReturnsOnceDecided(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -86,7 +99,7 @@ func TestRoundReturnsOnceDecided(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStalls(tc.stalled...)
-			var tracker Tracker
+			var tracker counter
 			r := Round{Nodes: 5, Timeout: time.Hour, Call: s.call(tc.yesBelow), Yes: yes, Tracker: &tracker}
 			replies := r.Run(context.Background())
 			s.started.Wait()
@@ -102,15 +115,11 @@ func TestRoundReturnsOnceDecided(t *testing.T) {
 			if got != tc.yes {
 				t.Errorf("%d yes replies, want %d", got, tc.yes)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			if err := tracker.Wait(ctx); !errors.Is(err, context.Canceled) {
-				t.Errorf("Tracker.Wait while the stalled calls run = %v, want context.Canceled", err)
+			if got := tracker.n.Load(); got != int32(len(tc.stalled)) {
+				t.Errorf("Tracker counts %d requests while the stalled calls run, want %d", got, len(tc.stalled))
 			}
 			close(s.release)
-			if err := tracker.Wait(context.Background()); err != nil {
-				t.Errorf("Tracker.Wait: %v", err)
-			}
+			tracker.Wait()
 		})
 	}
 }
@@ -124,7 +133,7 @@ func TestRoundWaitsWhenAsked(t *testing.T) {
 		yesBelow int // nodes below it answer yes
 		set      func(*Round)
 	}{
-		{"every", 3, func(r *Round) { r.Every = true }},
+		{"every", 3, func(r *Round) { r.Wait = every3 }},
 		{"wait for node 2", 3, func(r *Round) { r.Wait = []bool{false, false, true} }},
 		{"wait for node 0, votes undecided", 1, func(r *Round) { r.Wait = []bool{true, false, false} }},
 		{"no votes counted", 3, func(r *Round) { r.Yes = nil }},
@@ -204,12 +213,10 @@ func TestRoundCallsAreDetachedFromCancellation(t *testing.T) {
 			}
 			return Reply{Value: true}
 		}}
-		var tracker Tracker
+		var tracker counter
 		r.Tracker = &tracker
 		r.Run(ctx)
-		if err := tracker.Wait(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		tracker.Wait()
 		cancel()
 		if err := <-errs; (err == nil) != tc.detached {
 			t.Errorf("%d nodes, inline %v: node 0's ctx after the caller's cancel: %v, want detached %v", tc.nodes, tc.inline, err, tc.detached)
@@ -232,20 +239,16 @@ func TestRoundRunsInlineOnlyWhenAsked(t *testing.T) {
 		{"reply not waited for", func(r *Round) { r.Yes, r.Wait = nil, []bool{false} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var tracker Tracker
+			var tracker counter
 			counted := make(chan bool, 3)
 			r := Round{Nodes: 1, Timeout: time.Hour, Yes: yes, Inline: true, Tracker: &tracker,
 				Call: func(ctx context.Context, node int) Reply {
-					tracker.mu.Lock()
-					counted <- tracker.n > 0
-					tracker.mu.Unlock()
+					counted <- tracker.n.Load() > 0
 					return Reply{Value: true}
 				}}
 			tc.set(&r)
 			r.Run(context.Background())
-			if err := tracker.Wait(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			tracker.Wait()
 			if got := <-counted; got == tc.inline {
 				t.Errorf("call counted by the Tracker %v, want %v", got, !tc.inline)
 			}
@@ -267,13 +270,13 @@ func TestInlineRoundEndsAtTimeout(t *testing.T) {
 // Requests with the same Lanes reach each node in the order their rounds
 // were run, even when a round returned before the node answered it.
 func TestLanesOrderRequestsPerNode(t *testing.T) {
-	var lanes Lanes
-	var tracker Tracker
+	lanes := NewLanes(new(Order))
+	var tracker counter
 	var mu sync.Mutex
 	var order []int // the rounds node 2 served, in order
 	s := newStalls(2)
 	for round := range 3 {
-		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: &lanes, Tracker: &tracker,
+		r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: lanes, Tracker: &tracker,
 			Call: func(ctx context.Context, node int) Reply {
 				if node == 2 {
 					if round == 0 {
@@ -293,9 +296,7 @@ func TestLanesOrderRequestsPerNode(t *testing.T) {
 	}
 	s.started.Wait()
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {
 		t.Errorf("node 2 served rounds %v, want [0 1 2]", order)
 	}
@@ -306,7 +307,7 @@ func TestLanesOrderRequestsPerNode(t *testing.T) {
 // first requests and later ones, also when one of the Lanes skipped the
 // node; later requests of a Lanes follow only its own.
 func TestOrder(t *testing.T) {
-	var tracker Tracker
+	var tracker counter
 	var mu sync.Mutex
 	var served []string // the requests node 2 served, in order
 	gates := map[string]chan struct{}{}
@@ -339,9 +340,7 @@ func TestOrder(t *testing.T) {
 	var order Order
 	a, b, c, d := NewLanes(&order), NewLanes(&order), NewLanes(&order), NewLanes(&order)
 	run(a, "a1", nil) // a's first request, served at once
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	run(a, "a2", nil) // a's second request stalls on node 2
 	if got := <-started; got != "a2" {
 		t.Fatalf("%s started, want a2", got)
@@ -355,9 +354,7 @@ func TestOrder(t *testing.T) {
 		t.Fatalf("%s started, want b1", got)
 	}
 	close(gate("b1"))
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 	// a3 may be served before or after b1: it follows only a2.
 	mu.Lock()
 	defer mu.Unlock()
@@ -373,25 +370,24 @@ func TestOrder(t *testing.T) {
 	}
 }
 
-// Lanes without an Order follow only their own requests.
-func TestLanesWithoutOrder(t *testing.T) {
-	var tracker Tracker
+// Lanes of distinct Orders, those of distinct resources, follow only
+// their own requests.
+func TestLanesOfDistinctOrders(t *testing.T) {
+	var tracker counter
 	s := newStalls(2)
-	a, b := new(Lanes), new(Lanes)
+	a, b := NewLanes(new(Order)), NewLanes(new(Order))
 	r := Round{Nodes: 3, Timeout: time.Hour, Yes: yes, Lanes: a, Tracker: &tracker, Call: s.call(3)}
 	r.Run(context.Background())
 	s.started.Wait()
 	served := make(chan int, 3)
-	r2 := Round{Nodes: 3, Timeout: time.Hour, Every: true, Yes: yes, Lanes: b, Tracker: &tracker,
+	r2 := Round{Nodes: 3, Timeout: time.Hour, Wait: every3, Yes: yes, Lanes: b, Tracker: &tracker,
 		Call: func(ctx context.Context, node int) Reply { served <- node; return Reply{Value: true} }}
 	replies := r2.Run(context.Background())
 	if replies[2].Err != nil {
 		t.Errorf("b's request on node 2 waited for a's: %v", replies[2].Err)
 	}
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 }
 
 // However many first requests queue on a node, each is handed a handful
@@ -424,7 +420,7 @@ func TestOrderWaitsForAFewChannels(t *testing.T) {
 // having outlasted the round, answers ErrPending and closes its lane: the
 // node never got what the lane's later requests would follow.
 func TestOrderNotSentFirstRequestClosesItsLane(t *testing.T) {
-	var tracker Tracker
+	var tracker counter
 	var order Order
 	a, b := NewLanes(&order), NewLanes(&order)
 	s := newStalls(0)
@@ -442,7 +438,5 @@ func TestOrderNotSentFirstRequestClosesItsLane(t *testing.T) {
 		t.Errorf("b's next request on the lane: %v, want ErrNotSent", got[0].Err)
 	}
 	close(s.release)
-	if err := tracker.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	tracker.Wait()
 }

@@ -28,9 +28,9 @@ import (
 )
 
 const (
-	// ReadyTimeout bounds how long a server may take to log that it
+	// readyTimeout bounds how long a server may take to log that it
 	// accepts connections.
-	ReadyTimeout = 30 * time.Second
+	readyTimeout = 30 * time.Second
 	// pollInterval is how often the log is read while waiting.
 	pollInterval = 20 * time.Millisecond
 	// portAttempts bounds the retries when a free port picked by the
@@ -78,7 +78,7 @@ type Server struct {
 }
 
 // Start writes the server's redis.conf, starts it and waits until it
-// accepts connections, or ctx or ReadyTimeout ends. Should another program
+// accepts connections, or ctx or readyTimeout ends. Should another program
 // take one of its ports first, it tries again on others. On error nothing
 // is left running.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
@@ -179,18 +179,15 @@ func (s *Server) TLSAddr() string {
 // BusPort returns the cluster bus port, or 0 without Config.ClusterBus.
 func (s *Server) BusPort() int { return s.busPort }
 
-// Dir returns the server's directory.
-func (s *Server) Dir() string { return s.dir }
-
-// Log returns everything the server has logged.
-func (s *Server) Log() string {
-	data, _ := os.ReadFile(s.logPath)
-	return string(data)
-}
-
 // LogTail returns the last n lines the server logged, for diagnostics.
 func (s *Server) LogTail(n int) string {
-	lines := strings.Split(strings.TrimRight(s.Log(), "\n"), "\n")
+	data, _ := os.ReadFile(s.logPath)
+	return Tail(string(data), n)
+}
+
+// Tail returns at most the last n lines of text.
+func Tail(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
@@ -233,7 +230,7 @@ func (s *Server) Restart(ctx context.Context) error {
 // awaitListening waits until the process started last logs that it
 // accepts connections, or exits.
 func (s *Server) awaitListening(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	_, done := s.current()
 	s.mu.Lock()

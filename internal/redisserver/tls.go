@@ -32,26 +32,13 @@ type Cert struct {
 // NewCA makes a CA valid from an hour ago (a container's clock may lag) for
 // a day.
 func NewCA() (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
+	key, der, err := sign(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: "locksmith test CA"},
-		NotBefore:             now.Add(-time.Hour), // tolerate a skewed container clock
-		NotAfter:              now.Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -59,36 +46,19 @@ func NewCA() (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CA{
-		cert:    cert,
-		key:     key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-	}, nil
+	return &CA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
 }
 
-// Issue makes a server certificate (ECDSA P-256) valid for localhost, the
-// loopback addresses and extraIPs.
-func (ca *CA) Issue(extraIPs ...net.IP) (Cert, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Cert{}, err
-	}
-	serial, err := randomSerial()
-	if err != nil {
-		return Cert{}, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "locksmith test redis"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  append([]net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, extraIPs...),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+// Issue makes a server certificate valid for localhost and the loopback
+// addresses.
+func (ca *CA) Issue() (Cert, error) {
+	key, der, err := sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "locksmith test redis"},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}, ca.cert, ca.key)
 	if err != nil {
 		return Cert{}, err
 	}
@@ -102,6 +72,26 @@ func (ca *CA) Issue(extraIPs ...net.IP) (Cert, error) {
 	}, nil
 }
 
+// sign makes an ECDSA P-256 key and a certificate for it from tmpl, valid
+// from an hour ago for a day, signed by parent with parentKey, or by itself
+// when parent is nil.
+func sign(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tmpl.SerialNumber, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127)); err != nil {
+		return nil, nil, fmt.Errorf("redisserver: certificate serial: %w", err)
+	}
+	now := time.Now()
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	return key, der, err
+}
+
 // CertPEM returns the CA's certificate, PEM-encoded.
 func (ca *CA) CertPEM() []byte { return ca.certPEM }
 
@@ -110,12 +100,4 @@ func (ca *CA) ClientConfig() *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-}
-
-func randomSerial() (*big.Int, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, fmt.Errorf("redisserver: certificate serial: %w", err)
-	}
-	return serial, nil
 }

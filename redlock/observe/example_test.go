@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -38,8 +39,11 @@ func ExampleObserver() {
 	events := observe.Observer{
 		AttemptDone: func(_ context.Context, info observe.RoundInfo) {
 			fmt.Printf("%s attempt %d: quorum reached: %t\n", info.Op, info.Attempt, info.OK)
-			for _, ne := range info.Errors {
-				fmt.Printf("  node %d failed: %v\n", ne.Node, ne.Err)
+			for _, err := range info.Errors {
+				var ne *redlock.NodeError
+				if errors.As(err, &ne) {
+					fmt.Printf("  node %d failed: %v\n", ne.Node, ne.Err)
+				}
 			}
 		},
 		NotAcquired: func(_ context.Context, info observe.NotAcquiredInfo) {

@@ -2,17 +2,6 @@ package observe
 
 import "time"
 
-// Op names the operation of a round of requests: in [RoundInfo] and in
-// redlock's QuorumError.
-type Op string
-
-// The operations.
-const (
-	OpLock   Op = "lock"   // an attempt of a Lock call
-	OpExtend Op = "extend" // Extend, Resume or an automatic renewal
-	OpUnlock Op = "unlock" // Unlock's release
-)
-
 // LockStartInfo describes a Lock call that starts.
 type LockStartInfo struct {
 	Keys  []string      // the resource names, as given
@@ -23,7 +12,11 @@ type LockStartInfo struct {
 // RoundInfo describes a round of requests to every node: an attempt of a
 // Lock call, an extend or a release.
 type RoundInfo struct {
-	Op      Op       // OpLock, OpExtend or OpUnlock
+	// Op is the round's operation, as redlock's QuorumError names it:
+	// [github.com/locksmith-go/locksmith/redlock.OpLock], OpExtend or
+	// OpUnlock, as a string ("lock", "extend", "unlock").
+	Op string
+
 	Keys    []string // the resource names
 	Value   string   // a short prefix of the lock's value, or ""
 	Attempt int      // the attempt of a Lock call, from 1; 0 for the others
@@ -32,11 +25,13 @@ type RoundInfo struct {
 	// agree. Granted counts the nodes that did what was asked, Refused
 	// those that answered no (the keys are held elsewhere, or no longer
 	// hold this lock's value), Errors the nodes that failed (the driver's
-	// error, a timeout or an unexpected reply), in node order. A round
-	// returns once its outcome is decided: a node that had not answered
-	// by then counts in none of Granted, Refused and Errors.
+	// error, a timeout or an unexpected reply), in node order. Each error
+	// is a [*github.com/locksmith-go/locksmith/redlock.NodeError], found
+	// with errors.As, that names the node. A round returns once its
+	// outcome is decided: a node that had not answered by then counts in
+	// none of Granted, Refused and Errors.
 	Nodes, Quorum, Granted, Refused int
-	Errors                          []*NodeError
+	Errors                          []error
 
 	Start    time.Time     // when the round started
 	Elapsed  time.Duration // how long the round took

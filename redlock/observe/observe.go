@@ -9,10 +9,6 @@
 // [github.com/locksmith-go/locksmith/redlock.WithLogger] logs the same
 // events with log/slog, and the module github.com/locksmith-go/locksmith/otel
 // records them as OpenTelemetry metrics and spans.
-//
-// Package redlock uses this package's [Op] in its QuorumError and its
-// [NodeError] as redlock.NodeError, so the two packages describe a round of
-// requests with the same types.
 package observe
 
 import "context"

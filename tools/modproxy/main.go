@@ -41,6 +41,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,10 +221,23 @@ func dropReplace(m *repoModule, rootPath string) error {
 // owner returns the module whose directory holds the file name: the one
 // with the longest directory that contains it.
 func owner(mods []*repoModule, name string) *repoModule {
+	return longest(mods, name, func(m *repoModule) string { return m.dir })
+}
+
+// providing returns the module of the repository that holds the package
+// path p, or nil.
+func providing(mods []*repoModule, p string) *repoModule {
+	return longest(mods, p, (*repoModule).path)
+}
+
+// longest returns the module m whose key(m) is the longest that is p or a
+// parent path of p, "." standing for every path; nil when there is none.
+func longest(mods []*repoModule, p string, key func(*repoModule) string) *repoModule {
 	var best *repoModule
 	for _, m := range mods {
-		if m.dir == "." || strings.HasPrefix(name, m.dir+"/") {
-			if best == nil || len(m.dir) > len(best.dir) {
+		k := key(m)
+		if k == "." || p == k || strings.HasPrefix(p, k+"/") {
+			if best == nil || len(k) > len(key(best)) {
 				best = m
 			}
 		}
@@ -285,7 +299,7 @@ func internalImports(root string, m *repoModule, mods []*repoModule) ([]string, 
 	found := make(map[string]bool)
 	fset := token.NewFileSet()
 	for _, name := range m.files {
-		if !strings.HasSuffix(name, ".go") || hasElem(name, "testdata") {
+		if !strings.HasSuffix(name, ".go") || slices.Contains(strings.Split(name, "/"), "testdata") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(name)), nil, parser.ImportsOnly)
@@ -312,29 +326,6 @@ func internalImports(root string, m *repoModule, mods []*repoModule) ([]string, 
 	}
 	sort.Strings(deps)
 	return deps, nil
-}
-
-// providing returns the module of the repository that holds the package
-// path p, or nil.
-func providing(mods []*repoModule, p string) *repoModule {
-	var best *repoModule
-	for _, m := range mods {
-		if p == m.path() || strings.HasPrefix(p, m.path()+"/") {
-			if best == nil || len(m.path()) > len(best.path()) {
-				best = m
-			}
-		}
-	}
-	return best
-}
-
-func hasElem(name, elem string) bool {
-	for _, e := range strings.Split(name, "/") {
-		if e == elem {
-			return true
-		}
-	}
-	return false
 }
 
 // checkGoVersion requires one go version in every go.mod, stated in

@@ -61,13 +61,13 @@ func reportGray(w io.Writer, r *results, benches []benchmark) error {
 				line += cell(r.median(bench, lib, unit))
 			}
 			line += percent(r.median(bench, lib, "failed/op"))
-			line += cell(r.ratioAcross(bench, lib, grayHealthy, lib, "p99-ms"))
+			line += cell(r.ratio(bench, lib, grayHealthy, lib, "p99-ms"))
 			for _, rival := range grayRivals {
 				if rival == lib {
 					line += "-\t"
 					continue
 				}
-				line += cell(r.ratioAcross(bench, lib, bench, rival, "p99-ms"))
+				line += cell(r.ratio(bench, lib, bench, rival, "p99-ms"))
 			}
 			verdict := "-"
 			if bench != grayHealthy && isLocksmith(lib) {
@@ -96,12 +96,12 @@ func (r *results) grayVerdict(bench benchmark, lib string) string {
 	} else if failed > 0 {
 		misses = append(misses, fmt.Sprintf("%.1f%% failed", failed*100))
 	}
-	if v, ok := r.ratioAcross(bench, lib, grayHealthy, lib, "p99-ms"); !ok {
+	if v, ok := r.ratio(bench, lib, grayHealthy, lib, "p99-ms"); !ok {
 		misses = append(misses, "no healthy p99")
 	} else if v > grayMaxSlowdown {
 		misses = append(misses, fmt.Sprintf("%.2fx healthy", v))
 	}
-	if v, ok := r.ratioAcross(bench, lib, bench, grayRival, "p99-ms"); !ok {
+	if v, ok := r.ratio(bench, lib, bench, grayRival, "p99-ms"); !ok {
 		misses = append(misses, "no "+grayRival+" p99")
 	} else if v >= 1 {
 		misses = append(misses, fmt.Sprintf("%.2fx %s", v, grayRival))
@@ -110,32 +110,6 @@ func (r *results) grayVerdict(bench benchmark, lib string) string {
 		return "met"
 	}
 	return "MISSED: " + strings.Join(misses, ", ")
-}
-
-// ratioAcross returns median(bench, lib) / median(baseBench, base) in unit,
-// and false when either is missing or the base is 0.
-func (r *results) ratioAcross(bench benchmark, lib string, baseBench benchmark, base, unit string) (float64, bool) {
-	num, ok := r.median(bench, lib, unit)
-	if !ok {
-		return 0, false
-	}
-	den, ok := r.median(baseBench, base, unit)
-	if !ok || den == 0 {
-		return 0, false
-	}
-	return num / den, true
-}
-
-func isLocksmith(lib string) bool {
-	return lib == "locksmith" || strings.HasPrefix(lib, "locksmith-")
-}
-
-// cell formats a value for a table cell, "-" when there is none.
-func cell(v float64, ok bool) string {
-	if !ok {
-		return "-\t"
-	}
-	return fmt.Sprintf("%.2f\t", v)
 }
 
 // percent formats a share as a percentage cell, "-" when there is none.

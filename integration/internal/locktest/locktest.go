@@ -47,7 +47,9 @@ func Conns(t testing.TB, a adapters.Adapter, nodes []*redisnode.Node, opts ...ad
 }
 
 // NewClient returns a redlock.Client over conns with [NodeTimeout] and a
-// short constant retry delay, followed by opts.
+// short constant retry delay, followed by opts. [Settle], and the functions
+// here that read the nodes, wait for its requests until the test ends; the
+// test's cleanup closes it, so that nothing of it outlives the test.
 func NewClient(t testing.TB, conns []driver.Conn, opts ...redlock.Option) *redlock.Client {
 	t.Helper()
 	all := append([]redlock.Option{
@@ -58,38 +60,27 @@ func NewClient(t testing.TB, conns []driver.Conn, opts ...redlock.Option) *redlo
 	if err != nil {
 		t.Fatalf("redlock.New: %v", err)
 	}
-	Track(t, c)
-	return c
-}
-
-// tracked holds the Clients that Settle waits for.
-var tracked struct {
-	mu      sync.Mutex
-	clients map[*redlock.Client]struct{}
-}
-
-// Track makes Settle, and the functions here that read the nodes, wait
-// for c's requests until the test ends; the test's cleanup closes c, so
-// that nothing of it outlives the test. NewClient tracks the Clients it
-// makes.
-func Track(t testing.TB, c *redlock.Client) {
-	tracked.mu.Lock()
-	if tracked.clients == nil {
-		tracked.clients = make(map[*redlock.Client]struct{})
-	}
+	tracked.Lock()
 	tracked.clients[c] = struct{}{}
-	tracked.mu.Unlock()
+	tracked.Unlock()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := c.Close(ctx); err != nil {
 			t.Errorf("closing a Client: %v", err)
 		}
-		tracked.mu.Lock()
+		tracked.Lock()
 		delete(tracked.clients, c)
-		tracked.mu.Unlock()
+		tracked.Unlock()
 	})
+	return c
 }
+
+// tracked holds the Clients that Settle waits for.
+var tracked = struct {
+	sync.Mutex
+	clients map[*redlock.Client]struct{}
+}{clients: make(map[*redlock.Client]struct{})}
 
 // Settle waits until no request of a tracked Client runs. A call returns
 // once a quorum decided it, and its requests to the other nodes may still
@@ -97,12 +88,12 @@ func Track(t testing.TB, c *redlock.Client) {
 // not the outcome.
 func Settle(t testing.TB) {
 	t.Helper()
-	tracked.mu.Lock()
+	tracked.Lock()
 	clients := make([]*redlock.Client, 0, len(tracked.clients))
 	for c := range tracked.clients {
 		clients = append(clients, c)
 	}
-	tracked.mu.Unlock()
+	tracked.Unlock()
 	for _, c := range clients {
 		wait(t, c)
 	}

@@ -12,22 +12,12 @@ import (
 // clusterSlots is the number of hash slots of a Redis Cluster.
 const clusterSlots = 16384
 
-// StartCluster starts masters nodes with cluster-enabled yes on the [Default]
-// provider and joins them with [FormCluster]. cfg.Cluster is set for the
-// caller.
-func StartCluster(t testing.TB, masters int, cfg Config) []*Node {
-	t.Helper()
-	cfg.Cluster = true
-	nodes := Start(t, masters, cfg)
-	FormCluster(t, nodes)
-	return nodes
-}
-
-// FormCluster joins nodes, started with Config.Cluster and not yet part of any
-// cluster, into one Redis Cluster of masters without replicas: the 16384 slots
-// are split into contiguous ranges (CLUSTER ADDSLOTSRANGE), each node gets its
-// own config epoch, and the first node meets the others (CLUSTER MEET). It
-// returns once every node reports cluster_state:ok and knows all the others.
+// StartCluster starts masters nodes with cluster-enabled yes with [Start]
+// and joins them into one Redis Cluster of masters without replicas: the
+// 16384 slots are split into contiguous ranges (CLUSTER ADDSLOTSRANGE), each
+// node gets its own config epoch, and the first node meets the others
+// (CLUSTER MEET). It returns once every node reports cluster_state:ok and
+// knows all the others. cfg.Cluster is set for the caller.
 //
 // Addressing: cluster nodes announce their own address in MOVED replies and
 // CLUSTER SLOTS, and a cluster client follows it. A process announces
@@ -35,16 +25,10 @@ func StartCluster(t testing.TB, masters int, cfg Config) []*Node {
 // on the Docker bridge, so on the container backend [Node.Addr] of a cluster
 // node is that IP and port 6379, reached from the host over the bridge, and
 // it may change when the node is restarted.
-func FormCluster(t testing.TB, nodes []*Node) {
+func StartCluster(t testing.TB, masters int, cfg Config) []*Node {
 	t.Helper()
-	if len(nodes) == 0 {
-		t.Fatal("redisnode: FormCluster needs at least one node")
-	}
-	for i, n := range nodes {
-		if !n.cfg.Cluster {
-			t.Fatalf("redisnode: FormCluster: node %d (%s) was started without Config.Cluster", i, n.Addr())
-		}
-	}
+	cfg.Cluster = true
+	nodes := Start(t, masters, cfg)
 	per := clusterSlots / len(nodes)
 	for i, n := range nodes {
 		first, last := i*per, (i+1)*per-1
@@ -63,8 +47,9 @@ func FormCluster(t testing.TB, nodes []*Node) {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	if err := waitClusterOK(ctx, nodes); err != nil {
-		t.Fatalf("redisnode: FormCluster: %v", err)
+		t.Fatalf("redisnode: forming a cluster: %v", err)
 	}
+	return nodes
 }
 
 func waitClusterOK(ctx context.Context, nodes []*Node) error {

@@ -1,10 +1,5 @@
 package redisnode
 
-import (
-	"fmt"
-	"strings"
-)
-
 // Config describes how every node of one [Start] call is configured. The zero
 // Config is a plain Redis 7 server that persists nothing (save "" and
 // appendonly no), so a restart loses every key unless persistence is asked
@@ -22,23 +17,19 @@ type Config struct {
 	// Users are ACL users created at start-up (the "user" directive).
 	// Default: none.
 	Users []User
-	// MaxMemory is the maxmemory limit, e.g. "2mb". Default "": unlimited.
-	MaxMemory string
-	// MaxMemoryPolicy is the maxmemory-policy, e.g. "noeviction" or
-	// "allkeys-lru". Default "": Redis's own default (noeviction).
-	MaxMemoryPolicy string
-	// Cluster starts the nodes with cluster-enabled yes; [FormCluster] then
-	// joins them. Default: off.
+	// Cluster starts the nodes with cluster-enabled yes, as [StartCluster]
+	// does before it joins them. Default: off.
 	Cluster bool
-	// TLS adds a TLS port with a server certificate issued for the node by a
-	// test CA made for the [Start] call; see [Node.TLSAddr] and
-	// [Node.TLSConfig]. Clients are not asked for certificates
-	// (tls-auth-clients no). The plain port stays open. Default: off.
+	// TLS adds a TLS port with a server certificate for the loopback
+	// addresses issued by a test CA made for the [Start] call; see
+	// [Node.TLSAddr] and [Node.TLSConfig]. Clients are not asked for
+	// certificates (tls-auth-clients no). The plain port stays open. Not
+	// with Cluster. Default: off.
 	TLS bool
-	// Directives are extra redis.conf lines, each a directive name followed
-	// by its arguments, e.g. {"hz", "100"} or {"save", "60", "1"}. They come
-	// after every line the fields above produce, so for single-valued
-	// directives they win. Default: none.
+	// Directives are extra redis.conf lines, each a directive name
+	// followed by its arguments, e.g. {"maxmemory", "4mb"} or {"save",
+	// "60", "1"}. They come after every line the fields above produce, so
+	// for single-valued directives they win. Default: none.
 	Directives [][]string
 }
 
@@ -48,28 +39,6 @@ type User struct {
 	Name string
 	// Rules are the ACL rules, e.g. {"on", ">secret", "~lock:*", "+@all"}.
 	Rules []string
-}
-
-func (c Config) validate() error {
-	switch c.AppendFsync {
-	case "", "always", "everysec", "no":
-	default:
-		return fmt.Errorf("redisnode: AppendFsync %q is not one of always, everysec, no", c.AppendFsync)
-	}
-	for _, u := range c.Users {
-		if u.Name == "" {
-			return fmt.Errorf("redisnode: an ACL user has no name")
-		}
-	}
-	for _, d := range c.Directives {
-		if len(d) == 0 || d[0] == "" {
-			return fmt.Errorf("redisnode: empty directive in Config.Directives")
-		}
-		if strings.ContainsAny(d[0], " \t\r\n\"'") {
-			return fmt.Errorf("redisnode: directive name %q has a space or quote in it", d[0])
-		}
-	}
-	return nil
 }
 
 // directives returns the config lines the Config asks for, without the
@@ -91,12 +60,6 @@ func (c Config) directives() [][]string {
 	}
 	for _, u := range c.Users {
 		lines = append(lines, append([]string{"user", u.Name}, u.Rules...))
-	}
-	if c.MaxMemory != "" {
-		lines = append(lines, []string{"maxmemory", c.MaxMemory})
-	}
-	if c.MaxMemoryPolicy != "" {
-		lines = append(lines, []string{"maxmemory-policy", c.MaxMemoryPolicy})
 	}
 	if c.Cluster {
 		lines = append(lines,

@@ -9,10 +9,10 @@
 //	nodes[0].Restart(t)
 //	nodes[1].Do(t, "SCRIPT", "FLUSH")
 //
-// Two backends implement [Provider]: redis-server processes on free loopback
-// ports ([NewProcessProvider]) and one container per server through
-// testcontainers-go ([NewContainerProvider]). [Default] picks one from
-// $LOCKSMITH_BACKEND; see [BackendEnv] and [ImageEnv].
+// Two backends run the servers: redis-server processes on free loopback
+// ports (those of internal/redisserver) and one container per server, run
+// with the docker command. $LOCKSMITH_BACKEND picks one; see [BackendEnv] and
+// [ImageEnv].
 //
 // Every test binary using this package runs its tests through [Main], which
 // afterwards fails the run if any server it started, or any goroutine, is

@@ -13,21 +13,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/redisserver"
-	"github.com/locksmith-go/locksmith/internal/resp"
 )
-
-func TestConfigValidateRejects(t *testing.T) {
-	for _, cfg := range []Config{
-		{AppendFsync: "sometimes"},
-		{Users: []User{{Rules: []string{"on"}}}},
-		{Directives: [][]string{{}}},
-		{Directives: [][]string{{"two words", "x"}}},
-	} {
-		if err := cfg.validate(); err == nil {
-			t.Errorf("validate(%+v) = nil, want an error", cfg)
-		}
-	}
-}
 
 // fatalRecorder stands in for a test whose Fatalf is expected.
 type fatalRecorder struct {
@@ -37,36 +23,11 @@ type fatalRecorder struct {
 
 func (r *fatalRecorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
 
-func TestDefaultRejectsUnknownBackend(t *testing.T) {
+func TestUnknownBackendFails(t *testing.T) {
 	t.Setenv(BackendEnv, "vm")
 	rec := &fatalRecorder{TB: t}
-	if p := Default(rec); p != nil || !strings.Contains(rec.fatal, `"vm"`) {
-		t.Errorf("Default with %s=vm = %v, fatal %q; want nil and a failure naming the value", BackendEnv, p, rec.fatal)
-	}
-}
-
-// The certificate must verify at every address a client can reach the TLS
-// port at: loopback, and for containers the bridge IP too.
-func TestTLSCertificateCoversEveryAddress(t *testing.T) {
-	t.Parallel()
-	n := Start(t, 1, Config{TLS: true})[0]
-	addrs := []string{n.TLSAddr()}
-	if d, ok := n.srv.(*dockerNode); ok {
-		addrs = append(addrs, net.JoinHostPort(d.containerIP(), redisTLSPort))
-	}
-	for _, addr := range addrs {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		conn, err := resp.DialWire(ctx, addr, n.TLSConfig())
-		if err != nil {
-			cancel()
-			t.Errorf("TLS dial %s: %v", addr, err)
-			continue
-		}
-		if got, err := conn.Do(ctx, "PING"); err != nil || got != "PONG" {
-			t.Errorf("%s: PING = %#v, %v; want PONG", addr, got, err)
-		}
-		_ = conn.Close()
-		cancel()
+	if b := backend(rec); b != "" || !strings.Contains(rec.fatal, `"vm"`) {
+		t.Errorf("backend with %s=vm = %q, fatal %q; want none and a failure naming the value", BackendEnv, b, rec.fatal)
 	}
 }
 
@@ -95,7 +56,7 @@ func TestLeakCheckFailsTheRun(t *testing.T) {
 	if !strings.Contains(out.String(), "leak check FAILED") {
 		t.Fatalf("the child run failed (%v) without reporting the leak; output:\n%s", err, out.String())
 	}
-	t.Logf("child run failed as it should:\n%s", tailLines(out.String(), 6))
+	t.Logf("child run failed as it should:\n%s", redisserver.Tail(out.String(), 6))
 }
 
 // leakOneServer starts a server on the active backend the way Start does,
@@ -107,17 +68,15 @@ func leakOneServer(t *testing.T) {
 		srv server
 		err error
 	)
-	switch p := Default(t).(type) {
-	case processProvider:
+	switch backend(t) {
+	case Process:
 		var s *redisserver.Server
 		if s, err = redisserver.Start(ctx, redisserver.Config{Dir: t.TempDir()}); err == nil {
 			srv = process{s}
 		}
-	case containerProvider:
+	case Container:
 		containersUsed.Store(true)
-		srv, err = startContainer(ctx, t.Name(), nil, p.image, Config{}, nil)
-	default:
-		t.Fatalf("unknown provider %T", p)
+		srv, err = startContainer(ctx, t.Name(), image(), Config{}, nil)
 	}
 	if err != nil {
 		t.Fatalf("starting the server to leak: %v", err)
@@ -128,7 +87,8 @@ func leakOneServer(t *testing.T) {
 // Restart fails, instead of handing out a stranger's address, when another
 // program took the port while the node was down.
 func TestRestartOnATakenPortFails(t *testing.T) {
-	n := NewProcessProvider().Start(t, 1, Config{})[0]
+	requireMain(t)
+	n := startProcesses(t, 1, Config{})[0]
 	n.Stop(t)
 	pongServerAt(t, n.Addr())
 	rec := &fatalRecorder{TB: t}
@@ -138,17 +98,9 @@ func TestRestartOnATakenPortFails(t *testing.T) {
 	}
 }
 
-// A Redis in protected mode is not one this package started: waiting for it
-// ends at once with an error that says so, which lets the container backend
-// start over on other ports.
-func TestWaitReadyRejectsProtectedMode(t *testing.T) {
-	l := replyServer(t, "127.0.0.1:0", "-DENIED Redis is running in protected mode because protected mode is enabled\r\n")
-	err := waitReady(t.Context(), l.Addr().String(), "")
-	if !isDenied(err) || !strings.Contains(err.Error(), "protected mode") {
-		t.Fatalf("waitReady on a server in protected mode = %v, want a DENIED error", err)
-	}
-	// Other error replies still count as an answer.
-	l = replyServer(t, "127.0.0.1:0", "-NOAUTH Authentication required.\r\n")
+// An error reply other than LOADING counts as an answer.
+func TestWaitReadyTakesAnErrorReplyAsAnAnswer(t *testing.T) {
+	l := replyServer(t, "127.0.0.1:0", "-NOAUTH Authentication required.\r\n")
 	if err := waitReady(t.Context(), l.Addr().String(), ""); err != nil {
 		t.Errorf("waitReady on a server that wants a password = %v, want nil", err)
 	}

@@ -58,15 +58,13 @@ type server interface {
 	resume(ctx context.Context) error
 	// start starts a stopped server again with the same port and data.
 	start(ctx context.Context) error
-	// afterStart runs once the server answers, after every start.
-	afterStart(ctx context.Context, n *Node) error
 	// logTail returns the last lines the server logged, for diagnostics.
 	logTail(ctx context.Context) string
 	// destroy stops the server for good and removes what it left behind.
 	destroy(ctx context.Context) error
 }
 
-// Node is one Redis server started by a [Provider]. Its methods that take a
+// Node is one Redis server started by [Start]. Its methods that take a
 // testing.TB fail the test with t.Fatalf, so they must be called from the
 // goroutine running the test; [Node.DoContext] returns errors instead and may
 // be called from any goroutine.
@@ -85,7 +83,7 @@ func (n *Node) Backend() Backend { return n.backend }
 
 // Addr returns the "host:port" of the plain-text port. It stays the same
 // across Stop, Kill and Restart (for cluster nodes in containers, see
-// [FormCluster]).
+// [StartCluster]).
 func (n *Node) Addr() string { return n.srv.addr() }
 
 // TLSAddr returns the "host:port" of the TLS port, or "" when the node was
@@ -103,9 +101,6 @@ func (n *Node) TLSConfig() *tls.Config {
 	}
 	return n.tlsConf.Clone()
 }
-
-// Config returns the configuration the node was started with.
-func (n *Node) Config() Config { return n.cfg }
 
 // Do runs one command on the node's plain port, authenticating with
 // Config.Password when one is set, and fails the test on any error,
@@ -132,20 +127,6 @@ func (n *Node) DoContext(ctx context.Context, args ...any) (any, error) {
 	}
 	defer conn.Close()
 	return conn.Do(ctx, stringArgs(args)...)
-}
-
-// Dial opens a raw RESP connection to the plain port, authenticated with
-// Config.Password when one is set. It is closed when the test ends.
-func (n *Node) Dial(t testing.TB) *resp.Wire {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), doTimeout)
-	defer cancel()
-	conn, err := n.dial(ctx)
-	if err != nil {
-		t.Fatalf("redisnode: dial %s: %v", n.Addr(), err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
 }
 
 func (n *Node) dial(ctx context.Context) (*resp.Wire, error) {
@@ -266,35 +247,25 @@ func (n *Node) lifecycle(t testing.TB, op string, f func(ctx context.Context) er
 	}
 }
 
-// ready waits until the node answers commands, then runs the backend's
-// after-start step.
+// ready waits until the node answers commands.
 func (n *Node) ready(ctx context.Context) error {
-	if err := waitReady(ctx, n.Addr(), n.cfg.Password); err != nil {
-		return err
-	}
-	return n.srv.afterStart(ctx, n)
+	return waitReady(ctx, n.Addr(), n.cfg.Password)
 }
 
 // waitReady polls PING until the server answers. Any error reply other than
-// LOADING and DENIED counts as an answer: a server that refuses an
-// unauthenticated PING (default user off, say) is up. DENIED, the refusal of
-// a server in protected mode, ends the wait at once: no server this package
-// starts runs in protected mode, so the address leads to someone else's.
+// LOADING counts as an answer: a server that refuses an unauthenticated PING
+// (default user off, say) is up.
 func waitReady(ctx context.Context, addr, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	var lastErr error
 	for {
-		lastErr = pingOnce(ctx, addr, password)
-		if lastErr == nil {
+		err := pingOnce(ctx, addr, password)
+		if err == nil {
 			return nil
-		}
-		if isDenied(lastErr) {
-			return fmt.Errorf("%s is answered by a Redis in protected mode, not a server started here: %w", addr, lastErr)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not answering PING at %s within %s: %w", addr, readyTimeout, lastErr)
+			return fmt.Errorf("not answering PING at %s within %s: %w", addr, readyTimeout, err)
 		case <-time.After(pollInterval):
 		}
 	}
@@ -319,16 +290,10 @@ func pingOnce(ctx context.Context, addr, password string) error {
 
 func answeredOrErr(err error) error {
 	var redisErr *resp.Error
-	if errors.As(err, &redisErr) && !strings.HasPrefix(redisErr.Message, "LOADING") && !isDenied(err) {
+	if errors.As(err, &redisErr) && !strings.HasPrefix(redisErr.Message, "LOADING") {
 		return nil
 	}
 	return err
-}
-
-// isDenied reports whether err is the refusal of a Redis in protected mode.
-func isDenied(err error) bool {
-	var redisErr *resp.Error
-	return errors.As(err, &redisErr) && strings.HasPrefix(redisErr.Message, "DENIED")
 }
 
 func (n *Node) logSuffix(ctx context.Context) string {
@@ -362,14 +327,4 @@ func formatArgs(args []any) string {
 		s = s[:120] + "..."
 	}
 	return s
-}
-
-// tailLines returns at most the last n lines of s.
-func tailLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

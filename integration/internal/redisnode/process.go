@@ -9,24 +9,14 @@ import (
 	"github.com/locksmith-go/locksmith/internal/redisserver"
 )
 
-// NewProcessProvider returns the provider that runs each node as a
-// redis-server process (found on PATH) listening on 127.0.0.1 at a free
-// port, with its own directory from t.TempDir() holding redis.conf, the log
-// and the data. Stop, Kill, Pause and Resume are SIGTERM, SIGKILL, SIGSTOP and
-// SIGCONT. The processes are those of package internal/redisserver, which
-// the benchmarks and the command's tests start too.
-func NewProcessProvider() Provider { return processProvider{} }
-
-type processProvider struct{}
-
-func (processProvider) Backend() Backend { return Process }
-
-func (processProvider) Start(t testing.TB, n int, cfg Config) []*Node {
+// startProcesses runs each node as a redis-server process (found on PATH)
+// listening on 127.0.0.1 at a free port, with its own directory from
+// t.TempDir() holding redis.conf, the log and the data. Stop, Kill, Pause
+// and Resume are SIGTERM, SIGKILL, SIGSTOP and SIGCONT. The processes are
+// those of package internal/redisserver, which the benchmarks and the
+// command's tests start too.
+func startProcesses(t testing.TB, n int, cfg Config) []*Node {
 	t.Helper()
-	requireMain(t)
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redisnode: the %s backend needs redis-server on PATH (apt-get install redis-server): %v", Process, err)
@@ -77,7 +67,5 @@ func (p process) destroy(ctx context.Context) error { return p.Destroy(ctx) }
 // connections, which proves that the server that will answer is this
 // process: another program may have taken the port while the node was down.
 func (p process) start(ctx context.Context) error { return p.Restart(ctx) }
-
-func (p process) afterStart(context.Context, *Node) error { return nil }
 
 func (p process) logTail(context.Context) string { return p.LogTail(20) }

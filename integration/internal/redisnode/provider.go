@@ -21,15 +21,14 @@ type Backend string
 const (
 	// Process runs redis-server processes on free loopback ports.
 	Process Backend = "process"
-	// Container runs one container per node through testcontainers-go.
+	// Container runs one container per node with the docker command.
 	Container Backend = "container"
 )
 
-// Environment variables read by [Default].
+// Environment variables read by [Start].
 const (
-	// BackendEnv selects the backend: "process", "container" or "auto"
-	// (also when unset): a container if the Docker daemon answers and the
-	// image is present locally, processes otherwise.
+	// BackendEnv selects the backend: "process" (also when unset) or
+	// "container".
 	BackendEnv = "LOCKSMITH_BACKEND"
 	// ImageEnv names the image the container backend runs. Default:
 	// [DefaultImage]; any Redis 7 image whose PATH has redis-server works,
@@ -41,63 +40,48 @@ const (
 // redis-server.
 const DefaultImage = "locksmith/redis:7-local"
 
-// Provider starts independent Redis 7 servers for a test.
-type Provider interface {
-	// Backend reports how the servers are run.
-	Backend() Backend
-	// Start starts n servers configured by cfg and returns once all of them
-	// answer commands. They are destroyed (and their data removed) when the
-	// test ends; while a test fails, the end of each server's log is added
-	// to the test output. Any failure to start ends the test with t.Fatalf,
-	// so Start must be called from the test goroutine. The test binary's
-	// TestMain must run [Main].
-	Start(t testing.TB, n int, cfg Config) []*Node
-}
-
-// Start starts n servers on the [Default] provider; see [Provider.Start].
+// Start starts n servers configured by cfg on the backend $LOCKSMITH_BACKEND
+// selects (see [BackendEnv]) and returns once all of them answer commands.
+// They are destroyed (and their data removed) when the test ends; while a
+// test fails, the end of each server's log is added to the test output. Any
+// failure to start ends the test with t.Fatalf, so Start must be called from
+// the test goroutine. The test binary's TestMain must run [Main].
 func Start(t testing.TB, n int, cfg Config) []*Node {
 	t.Helper()
-	return Default(t).Start(t, n, cfg)
+	requireMain(t)
+	if cfg.TLS && cfg.Cluster {
+		// A cluster node in a container is reached at its bridge IP,
+		// which its certificate does not cover.
+		t.Fatal("redisnode: Config.TLS and Config.Cluster do not go together")
+	}
+	switch backend(t) {
+	case Process:
+		return startProcesses(t, n, cfg)
+	case Container:
+		return startContainers(t, n, cfg, image())
+	}
+	return nil
 }
 
-var (
-	autoOnce    sync.Once
-	autoBackend Backend
-	autoReason  string
-)
-
-// Default returns the provider $LOCKSMITH_BACKEND selects (see [BackendEnv]).
-// An unknown value fails the test. A backend named explicitly is never
-// replaced by another: if it cannot start servers, Start fails the test.
-func Default(t testing.TB) Provider {
+// backend returns the backend $LOCKSMITH_BACKEND selects, processes when it
+// is unset. An unknown value fails the test. A backend is never replaced by
+// another: if it cannot start servers, Start fails the test.
+func backend(t testing.TB) Backend {
 	t.Helper()
-	switch v := os.Getenv(BackendEnv); v {
-	case string(Process):
-		return NewProcessProvider()
-	case string(Container):
-		return NewContainerProvider(Image())
-	case "", "auto":
-		autoOnce.Do(func() {
-			if err := containerUsable(Image()); err != nil {
-				autoBackend, autoReason = Process, err.Error()
-				return
-			}
-			autoBackend, autoReason = Container, "Docker answers and "+Image()+" is present"
-		})
-		t.Logf("redisnode: %s=auto chose the %s backend (%s)", BackendEnv, autoBackend, autoReason)
-		if autoBackend == Container {
-			return NewContainerProvider(Image())
-		}
-		return NewProcessProvider()
+	switch v := Backend(os.Getenv(BackendEnv)); v {
+	case "":
+		return Process
+	case Process, Container:
+		return v
 	default:
-		t.Fatalf("redisnode: %s=%q: want %q, %q or \"auto\"", BackendEnv, v, Process, Container)
-		return nil
+		t.Fatalf("redisnode: %s=%q: want %q or %q", BackendEnv, v, Process, Container)
+		return ""
 	}
 }
 
-// Image returns the container image named by $LOCKSMITH_REDIS_IMAGE, or
+// image returns the container image named by $LOCKSMITH_REDIS_IMAGE, or
 // [DefaultImage].
-func Image() string {
+func image() string {
 	if img := os.Getenv(ImageEnv); img != "" {
 		return img
 	}
@@ -188,31 +172,22 @@ func requireMain(t testing.TB) {
 // goroutines of a dependency to ignore. Use it as
 //
 //	func TestMain(m *testing.M) { os.Exit(redisnode.Main(m)) }
-//
-// Main also disables testcontainers' Ryuk reaper unless
-// TESTCONTAINERS_RYUK_DISABLED is already set: the reaper is an image that
-// would have to be pulled, and every container here is terminated by its
-// test's cleanup and checked by this leak check instead.
 func Main(m *testing.M, opts ...goleak.Option) int {
-	if _, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !ok {
-		// Read once by testcontainers, on first use: set before any test runs.
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
 	mainRan.Store(true)
 	code := m.Run()
 	leaks := redisserver.Leaked()
-	containerLeaks, err := leakedContainers()
+	redisserver.KillLeaked()
+	containerLeaks, err := leakedContainers(true)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "redisnode: leak check: listing containers: %v\n", err)
 		code = max(code, 1)
 	}
 	leaks = append(leaks, containerLeaks...)
 	if len(leaks) > 0 {
-		fmt.Fprintf(os.Stderr, "redisnode: leak check FAILED: %d server(s) outlived the tests:\n", len(leaks))
+		fmt.Fprintf(os.Stderr, "redisnode: leak check FAILED: %d server(s) outlived the tests and were removed:\n", len(leaks))
 		for _, l := range leaks {
 			fmt.Fprintf(os.Stderr, "\t%s\n", l)
 		}
-		removeLeaks()
 		code = max(code, 1)
 	}
 	if code == 0 {
@@ -224,16 +199,12 @@ func Main(m *testing.M, opts ...goleak.Option) int {
 	return code
 }
 
-// leakIgnores leaves out goroutines that are not leaks: those of this
-// package's Docker client, which is made once per test binary and keeps its
-// HTTP connections to the engine open for reuse; and rueidis's and
+// leakIgnores leaves out goroutines that are not leaks: rueidis's and
 // valkey-go's delayed retries (a cluster topology refresh, a singleflight
 // retry) that finish a sleep of up to a few seconds after their client is
 // closed, and then end.
 func leakIgnores() []goleak.Option {
 	return []goleak.Option{
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*call).DelayDo.func1"),
 		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),

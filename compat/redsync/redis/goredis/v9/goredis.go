@@ -20,7 +20,9 @@ import (
 // script runs on the client's own connection pool; the client stays the
 // caller's to close, after the last use of the mutexes.
 //
-// A cluster client, a ring or a failover client counts as one node.
+// A cluster client or a failover client counts as one node; every call
+// through a Pool over a *goredislib.Ring fails, since a Ring shards keys
+// over several servers.
 // NewPool(nil), or a nil *goredislib.Client, returns a nil Pool, which
 // redsync reports as a nil node.
 func NewPool(delegate goredislib.UniversalClient) redis.Pool {
