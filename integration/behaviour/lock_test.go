@@ -457,12 +457,16 @@ func TestRetryBudget(t *testing.T) {
 				t.Errorf("%s: Lock = %v, which blames a context that did not end", s.name, err)
 			}
 			// The last round returns once no quorum can grant: once more
-			// than n-q nodes refused or failed. A node that fails on a
-			// loaded host leaves fewer refusals, never none.
-			decided := len(nodes) - locktest.Quorum(len(nodes)) + 1
-			if qe := quorumError(t, err); qe.Attempts != s.attempts || qe.Refused == 0 || qe.Granted > 0 || qe.Refused+len(qe.Errors) < decided {
-				t.Errorf("%s: Attempts %d, Granted %d, Refused %d, failed %d; want %d attempts, none granted, at least one refused and %d refused or failed",
-					s.name, qe.Attempts, qe.Granted, qe.Refused, len(qe.Errors), s.attempts, decided)
+			// than n-q nodes refused or failed. held is granted by a
+			// quorum, not always by every node (a node that timed out on
+			// a loaded host never got its key), so the rival may win a
+			// minority, never a quorum; a node that fails leaves fewer
+			// refusals, never none.
+			q := locktest.Quorum(len(nodes))
+			decided := len(nodes) - q + 1
+			if qe := quorumError(t, err); qe.Attempts != s.attempts || qe.Refused == 0 || qe.Granted >= q || qe.Refused+len(qe.Errors) < decided {
+				t.Errorf("%s: Attempts %d, Granted %d, Refused %d, failed %d; want %d attempts, fewer than %d granted, at least one refused and %d refused or failed",
+					s.name, qe.Attempts, qe.Granted, qe.Refused, len(qe.Errors), s.attempts, q, decided)
 			}
 		}
 		locktest.RequireHeldBy(t, nodes, key, held.Value())
