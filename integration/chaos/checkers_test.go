@@ -126,6 +126,27 @@ func TestLateUses(t *testing.T) {
 	}
 }
 
+func TestLateRaces(t *testing.T) {
+	grants := []grant{win(1, "a", 0, 10), win(2, "a", 10, 20), win(3, "b", 0, 10), win(4, "b", 10, 20), win(5, "c", 0, 10)}
+	rmws := []rmw{
+		{Grant: 1, Start: ms(9), End: ms(12)},  // ends after its window, in grant 2's
+		{Grant: 2, Start: ms(11), End: ms(13)}, // races grant 1's late update
+		{Grant: 2, Start: ms(14), End: ms(15)}, // races nothing
+		{Grant: 3, Start: ms(1), End: ms(2)},   // b: in order, inside the windows
+		{Grant: 4, Start: ms(11), End: ms(12)},
+		{Grant: 5, Start: ms(1), End: ms(3)}, // c: two updates of one holder at once,
+		{Grant: 5, Start: ms(2), End: ms(4)}, // both inside its window
+	}
+	races := lateRaces(grants, rmws)
+	if len(races) != 1 || races["a"] != 1 {
+		t.Errorf("lateRaces = %v, want map[a:1]", races)
+	}
+	lost := map[string]int64{"a": 2, "b": 1}
+	if got := explainedLosses(lost, races); got != 1 {
+		t.Errorf("explainedLosses(%v, %v) = %d, want 1: one race explains one of a's losses, none of b's", lost, races, got)
+	}
+}
+
 func TestLostUpdates(t *testing.T) {
 	got := lostUpdates(map[string]int64{"a": 10, "b": 7, "c": 3}, map[string]int64{"a": 10, "b": 5, "c": 3})
 	if len(got) != 1 || got["b"] != 2 {

@@ -180,6 +180,57 @@ func lateUses(grants []grant, rmws []rmw) int {
 	return late
 }
 
+// lateRaces returns, per resource, the pairs of read-modify-writes that
+// ran at once on the shared clock with at least one of them outside its
+// grant's window. With no overlapping windows, such a race is the only way
+// to lose an update: the late holder checked its validity, then was
+// descheduled past it before writing, which a lock cannot prevent and a
+// fenced resource refuses. A lost update with no such race beside it
+// would be a failure of the lock or of the recorder.
+func lateRaces(grants []grant, rmws []rmw) map[string]int {
+	byID := make(map[int]grant, len(grants))
+	for _, g := range grants {
+		byID[g.ID] = g
+	}
+	late := func(u rmw) bool {
+		g, ok := byID[u.Grant]
+		return !ok || u.Start < g.Acquired || u.End > g.End
+	}
+	byResource := map[string][]rmw{}
+	for _, u := range rmws {
+		if g, ok := byID[u.Grant]; ok {
+			byResource[g.Resource] = append(byResource[g.Resource], u)
+		}
+	}
+	races := map[string]int{}
+	for resource, us := range byResource {
+		slices.SortFunc(us, func(a, b rmw) int { return cmp.Compare(a.Start, b.Start) })
+		// Each update races every earlier one still running when it
+		// started; open holds those, in no order.
+		var open []rmw
+		for _, u := range us {
+			open = slices.DeleteFunc(open, func(o rmw) bool { return o.End <= u.Start })
+			for _, o := range open {
+				if late(o) || late(u) {
+					races[resource]++
+				}
+			}
+			open = append(open, u)
+		}
+	}
+	return races
+}
+
+// explainedLosses returns how many of the lost updates of each resource
+// its late races can explain: each race loses at most one update.
+func explainedLosses(lost map[string]int64, races map[string]int) int64 {
+	var n int64
+	for resource, l := range lost {
+		n += min(l, int64(races[resource]))
+	}
+	return n
+}
+
 // lostUpdates returns, per resource, how many completed read-modify-writes
 // are missing from the counter's final value.
 func lostUpdates(completed, final map[string]int64) map[string]int64 {
