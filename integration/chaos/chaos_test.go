@@ -172,6 +172,8 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 		stopFiller = fill(t, c)
 		t.Cleanup(stopFiller)
 	}
+	obs := observe(t, cl, w)
+	t.Cleanup(func() { obs.finish(0) })
 	stopWorkers := w.run(cl, rec, seed)
 	t.Cleanup(stopWorkers)
 
@@ -217,6 +219,9 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 	// Locks not released (abandoned, or a release that did not reach
 	// every node) must expire on their own: wait out the longest TTL.
 	settle(w.longestTTL())
+	// Every leadership has ended: each stream must say so, within a
+	// bound generous beside its quarter-TTL polls.
+	streams := obs.finish(10 * w.maxTTL())
 	keys := c.storedKeys(t)
 	ignore := ""
 	if ph.filler {
@@ -227,7 +232,9 @@ func runPhase(t *testing.T, prof profile, ph phase, seed uint64) phaseReport {
 		Workers: w.allWorkers(), Resources: len(w.Resources), TTLs: ttlNames(w.TTLs),
 		Duration: elapsed.Round(time.Second).String(),
 	}
-	return summarize(p, rec, inj, keys, w, ignore)
+	p = summarize(p, rec, inj, keys, w, ignore)
+	p.Observe = checkStreams(streams)
+	return p
 }
 
 // fill writes 16KiB values under filler keys to every node, directly, one

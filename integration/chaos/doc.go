@@ -12,7 +12,8 @@
 // resource is its slot. Election workers campaign on one election
 // through Election.Do, write with their term as a fencing token while
 // they lead, and resign or let Do resign; a leadership's resource is the
-// election. The checkers:
+// election. Each adapter's Client follows the election with
+// Election.Observe. The checkers:
 //
 //   - no two validity windows of one resource overlap (two leaderships
 //     of the election included);
@@ -20,15 +21,19 @@
 //     limit;
 //   - a fenced store never accepts a write of an older holder after one of
 //     a newer holder, and fencing tokens are increasing and unique;
-//   - a counter updated read-modify-write under the lock loses no update;
+//   - a counter updated read-modify-write under the lock loses no update
+//     that a late update (a holder descheduled past its validity between
+//     checking it and writing, which fencing is for) does not explain;
+//   - every Observe stream ends on "no leader" once every leadership
+//     ended;
 //   - no lock key, semaphore key (slot, or record of the limit) or
 //     election record outlives its TTL and no fencing counter can expire.
 //
 // Two negative controls (a majority restarted without persistence, and
 // eviction under memory pressure) break the operational requirements on
 // purpose and must show violations, or the run fails; each runs until its
-// history holds an overlap, for at most four times its planned duration. A third checks the
-// semaphore checker: told a limit one lower than the real one, it must
+// history holds an overlap, for at most four times its planned duration.
+// A third checks the semaphore checker: told a limit one lower than the real one, it must
 // find over-limit windows in the safe phase's permits.
 //
 // It holds tests only. The run is selected with -chaos=short or

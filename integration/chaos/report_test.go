@@ -57,6 +57,9 @@ type phaseReport struct {
 	// holder, whose window the later grant fell into.
 	OverlapsByKind  map[string]int `json:"overlaps_by_earlier_kind,omitempty"`
 	FenceViolations int            `json:"fence_violations"`
+	// Observe checks the election's Observe streams; a stream that did
+	// not end on "no leader" is a violation.
+	Observe observeReport `json:"observe"`
 	// Semaphores holds the permits and checks of each semaphore; the
 	// over-limit windows are violations.
 	Semaphores []semaphoreReport `json:"semaphores"`
@@ -102,7 +105,7 @@ type semaphoreReport struct {
 }
 
 func (p phaseReport) violations() int64 {
-	n := int64(p.Overlaps+p.FenceViolations+p.LeakedKeys) + p.LostUpdates - p.LostToLate
+	n := int64(p.Overlaps+p.FenceViolations+p.LeakedKeys+p.Observe.NotIdle) + p.LostUpdates - p.LostToLate
 	for _, s := range p.Semaphores {
 		n += int64(s.OverLimit)
 	}
@@ -302,6 +305,11 @@ func (r report) print(w io.Writer) {
 		row("  VIOLATIONS: over-limit windows", sem(func(s semaphoreReport) string { return fmt.Sprint(s.OverLimit) }))
 		row("  checker control: over-limit windows at limit - 1", sem(func(s semaphoreReport) string { return fmt.Sprint(s.ControlOverLimit) }))
 	}
+	row("Observe streams / states delivered", func(p phaseReport) string {
+		return fmt.Sprintf("%d / %d", p.Observe.Streams, p.Observe.States)
+	})
+	row("VIOLATIONS: Observe streams not ending on no leader", func(p phaseReport) string { return fmt.Sprint(p.Observe.NotIdle) })
+	row("  Observe states older than one delivered before", func(p phaseReport) string { return fmt.Sprint(p.Observe.TermRegressions) })
 	row("VIOLATIONS: lost updates no late update explains", func(p phaseReport) string { return fmt.Sprint(p.LostUpdates - p.LostToLate) })
 	row("lost updates explained by late updates", func(p phaseReport) string { return fmt.Sprint(p.LostToLate) })
 	row("VIOLATIONS: leaked keys", func(p phaseReport) string { return fmt.Sprint(p.LeakedKeys) })
