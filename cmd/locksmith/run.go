@@ -94,6 +94,21 @@ fails (exit 69) until every holder of the recorded limit has ended and its TTL
 has passed. --limit 1 is a lock on the semaphore's keys, not on KEY: it does
 not exclude a run on KEY without --limit.
 
+Leading: with --elect IDENTITY, KEY names an election and the command runs
+while this run leads it: run campaigns as IDENTITY (what locksmith status
+--election KEY shows), waiting as for a lock, and starts the command once it
+leads. The leadership is renewed and, when it is lost, the command is
+signalled as for a lost lock; on exit run resigns, which wakes a waiting
+candidate at once. The command also gets in its environment:
+
+  LOCKSMITH_TERM       the leadership's term, greater for every new leader:
+                       pass it with every write, as a fencing token, to a
+                       resource that rejects terms lower than the highest it
+                       has seen
+
+--elect waits for leadership: it takes neither -n, --wait 0, --limit nor
+--min-hold.
+
 `
 
 type runOptions struct {
@@ -110,7 +125,9 @@ type runOptions struct {
 	progressEvery time.Duration
 	conflictCode  int
 	lostCode      int
-	limit         int // permits of the semaphore KEY; 0 for the lock KEY
+	limit         int    // permits of the semaphore KEY; 0 for the lock KEY
+	elect         string // the identity of a candidate in the election KEY; "" for the lock KEY
+	electSet      bool   // --elect was given
 }
 
 // forwarded are the signals that end a wait and are passed on to the
@@ -135,7 +152,10 @@ func (a *app) runCommand() *cobra.Command {
       nightly-report -- /usr/local/bin/report --since yesterday
 
   # At most 4 exports at once over every machine, each on a part of its own:
-  locksmith run --limit 4 --shell exports -- '/usr/local/bin/export --part $LOCKSMITH_SLOT'`,
+  locksmith run --limit 4 --shell exports -- '/usr/local/bin/export --part $LOCKSMITH_SLOT'
+
+  # A scheduler that runs on one machine at a time, the others standing by:
+  locksmith run --elect "$(hostname)" --shell scheduler -- '/usr/local/bin/scheduler --term $LOCKSMITH_TERM'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) > 1 && args[1] == "--":
@@ -171,6 +191,7 @@ func (a *app) runCommand() *cobra.Command {
 	f.IntVar(&o.conflictCode, "conflict-exit-code", exitConflict, "exit code when the lock is held elsewhere")
 	f.IntVar(&o.lostCode, "lost-exit-code", exitLost, "exit code when the lock is lost or --max-hold reached while the command runs")
 	f.IntVar(&o.limit, "limit", 0, "hold one of this many permits of the semaphore KEY instead of the lock KEY")
+	f.StringVar(&o.elect, "elect", "", "lead the election KEY as this identity instead of holding the lock KEY")
 	return cmd
 }
 
@@ -191,6 +212,14 @@ func (o *runOptions) check(cmd *cobra.Command) error {
 	}
 	if flagChanged(cmd.Flags(), "wait") && o.wait == 0 {
 		o.nonblock = true
+	}
+	if o.electSet = flagChanged(cmd.Flags(), "elect"); o.electSet {
+		switch {
+		case o.nonblock:
+			return usagef("--elect waits for leadership: give --wait D, not -n or --wait 0")
+		case o.limit > 0 || o.minHold > 0:
+			return usagef("--elect takes neither --limit nor --min-hold")
+		}
 	}
 	if !flagChanged(cmd.Flags(), "wait") {
 		o.wait = -1 // forever
@@ -255,7 +284,7 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	signal.Notify(sigs, forwarded...)
 	defer signal.Stop(sigs)
 
-	lock, err := a.acquire(client, key, o, sigs, w)
+	lock, leader, err := a.acquire(client, key, o, sigs, w)
 	if err != nil {
 		return err
 	}
@@ -264,7 +293,15 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	held := lock.Key()
 	a.logf("acquired %q after %d attempt(s); valid until %s", held, w.attempts.Load(), formatTime(lock.ValidUntil()))
 
-	keepCtx, stopKeep := lock.KeepAlive(context.Background())
+	var keepCtx context.Context
+	stopKeep := func() {}
+	if leader != nil {
+		// Campaign renews the leadership; Unlock of its lock resigns.
+		keepCtx = leader.Context()
+		a.logf("leading %q as %q, term %d", key, leader.Identity(), leader.Term())
+	} else {
+		keepCtx, stopKeep = lock.KeepAlive(context.Background())
+	}
 	child := a.childCommand(key, argv, o, lock)
 	exited := make(chan error, 1)
 	if err := startChild(child, exited); err != nil {
@@ -290,8 +327,9 @@ func (a *app) run(key string, argv []string, o runOptions) error {
 	return childExit(child.ProcessState)
 }
 
-// acquire waits for the lock as o says, ending the wait on a signal.
-func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-chan os.Signal, w *waitTracker) (*redlock.Lock, error) {
+// acquire waits for the lock as o says, ending the wait on a signal. With
+// --elect it returns the leadership and its lock.
+func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-chan os.Signal, w *waitTracker) (*redlock.Lock, *redlock.Leadership, error) {
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	defer cancelCause(nil)
 	w.cancel = cancelCause
@@ -315,31 +353,31 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 	if !o.nonblock && (a.verbose || isTerminal(os.Stderr)) {
 		wg.Go(func() { a.reportWait(key, o.progressEvery, &w.attempts, waiting) })
 	}
-	lock, err := take(ctx, client, key, o)
+	lock, leader, err := take(ctx, client, key, o)
 	close(waiting)
 	wg.Wait()
 	select {
 	case s := <-caught:
 		if lock != nil {
-			a.unlock(lock, key)
+			a.unlock(lock, key) // for a leadership, resigns
 		}
 		sig := s.(syscall.Signal)
-		return nil, withCode(128+int(sig), fmt.Errorf("%s while waiting for %q", signalName(sig), key))
+		return nil, nil, withCode(128+int(sig), fmt.Errorf("%s while waiting for %q", signalName(sig), key))
 	default:
 	}
 	if err == nil {
-		return lock, nil
+		return lock, leader, nil
 	}
 	if errors.Is(err, redlock.ErrLimitMismatch) {
-		return nil, a.fail(fmt.Errorf("%w; give every run on it the same --limit, or wait a --ttl after the last holder of the other has ended", err))
+		return nil, nil, a.fail(fmt.Errorf("%w; give every run on it the same --limit, or wait a --ttl after the last holder of the other has ended", err))
 	}
 	var qe *redlock.QuorumError
 	if errors.As(err, &qe) && qe.Refused > 0 {
 		a.logf("%q is held elsewhere: %d of %d nodes refused, %d attempt(s)", key, qe.Refused, qe.Nodes, w.attempts.Load())
-		return nil, withCode(o.conflictCode, nil)
+		return nil, nil, withCode(o.conflictCode, nil)
 	}
 	if errors.Is(err, redlock.ErrInvalidArgument) {
-		return nil, withCode(exitUsage, err)
+		return nil, nil, withCode(exitUsage, err)
 	}
 	if errors.Is(context.Cause(ctx), errUnreachable) && qe != nil {
 		// The wait's own cancellation says nothing the last attempt
@@ -348,28 +386,48 @@ func (a *app) acquire(client *redlock.Client, key string, o runOptions, sigs <-c
 	}
 	if errors.Is(err, redlock.ErrNotAcquired) {
 		// It names the key and each node's cause already.
-		return nil, a.fail(err)
+		return nil, nil, a.fail(err)
 	}
-	return nil, a.fail(fmt.Errorf("could not acquire %q: %w", key, err))
+	return nil, nil, a.fail(fmt.Errorf("could not acquire %q: %w", key, err))
 }
 
 // take acquires the lock KEY, or with --limit one of the permits of the
-// semaphore KEY, with a single attempt under -n.
-func take(ctx context.Context, client *redlock.Client, key string, o runOptions) (*redlock.Lock, error) {
-	if o.limit == 0 {
-		if o.nonblock {
-			return client.TryLock(ctx, key, o.ttl)
+// semaphore KEY, with a single attempt under -n; or with --elect leads the
+// election KEY, and returns the leadership's lock beside it.
+func take(ctx context.Context, client *redlock.Client, key string, o runOptions) (*redlock.Lock, *redlock.Leadership, error) {
+	switch {
+	case o.electSet:
+		e, err := client.Election(key, o.ttl)
+		if err != nil {
+			return nil, nil, err
 		}
-		return client.Lock(ctx, key, o.ttl)
+		l, err := e.Campaign(ctx, o.elect)
+		if err != nil {
+			return nil, nil, err
+		}
+		lock, _ := redlock.LockFromContext(l.Context())
+		return lock, l, nil
+	case o.limit > 0:
+		sem, err := client.Semaphore(key, o.limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		var lock *redlock.Lock
+		if o.nonblock {
+			lock, err = sem.TryAcquire(ctx, o.ttl)
+		} else {
+			lock, err = sem.Acquire(ctx, o.ttl)
+		}
+		return lock, nil, err
 	}
-	sem, err := client.Semaphore(key, o.limit)
-	if err != nil {
-		return nil, err
-	}
+	var lock *redlock.Lock
+	var err error
 	if o.nonblock {
-		return sem.TryAcquire(ctx, o.ttl)
+		lock, err = client.TryLock(ctx, key, o.ttl)
+	} else {
+		lock, err = client.Lock(ctx, key, o.ttl)
 	}
-	return sem.Acquire(ctx, o.ttl)
+	return lock, nil, err
 }
 
 // reportWait says every interval how long the wait for key has lasted,
@@ -405,7 +463,7 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 		// Variables of an enclosing locksmith run describe another lock.
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "LOCKSMITH_KEY", "LOCKSMITH_TOKEN", "LOCKSMITH_DEADLINE", "LOCKSMITH_VALUE", "LOCKSMITH_PERMIT", "LOCKSMITH_SLOT":
+		case "LOCKSMITH_KEY", "LOCKSMITH_TOKEN", "LOCKSMITH_DEADLINE", "LOCKSMITH_VALUE", "LOCKSMITH_PERMIT", "LOCKSMITH_SLOT", "LOCKSMITH_TERM":
 			continue
 		}
 		env = append(env, kv)
@@ -416,6 +474,9 @@ func (a *app) childCommand(key string, argv []string, o runOptions, lock *redloc
 	}
 	if o.fencing {
 		env = append(env, "LOCKSMITH_TOKEN="+strconv.FormatUint(lock.Token(), 10))
+	}
+	if o.electSet {
+		env = append(env, "LOCKSMITH_TERM="+strconv.FormatUint(lock.Token(), 10))
 	}
 	if o.exportValue {
 		env = append(env, "LOCKSMITH_VALUE="+lock.Value())
