@@ -121,17 +121,9 @@ func TestStatusElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func() (*leaderStatus, string) {
+	read := func() (leaderStatus, string) {
 		t.Helper()
-		r := locksmith(t, nil, flag, "status", "--json", "--election", "sched")
-		if r.code != 0 {
-			t.Fatalf("status --election exited %d; stderr: %s", r.code, r.stderr)
-		}
-		var report statusReport
-		if err := json.Unmarshal([]byte(r.stdout), &report); err != nil || len(report.Keys) != 1 || report.Keys[0].Leader == nil {
-			t.Fatalf("status --json --election: %v: %s", err, r.stdout)
-		}
-		return report.Keys[0].Leader, locksmith(t, nil, flag, "status", "--election", "sched").stdout
+		return leaderJSON(t, flag, "sched"), locksmith(t, nil, flag, "status", "--election", "sched").stdout
 	}
 	if l, table := read(); l.Term != 0 || !strings.Contains(table, "sched: no leader") {
 		t.Errorf("before a campaign: %+v, %s; want no leader", l, table)

@@ -166,18 +166,30 @@ func usedDuringOverlap(over []overlap, rmws []rmw) int {
 // and finishing the update. They are not failures of the lock, but they can
 // lose updates, so the report shows them beside the lost updates.
 func lateUses(grants []grant, rmws []rmw) int {
-	windows := make(map[int]grant, len(grants))
-	for _, g := range grants {
-		windows[g.ID] = g
-	}
+	windows := byGrant(grants)
 	late := 0
 	for _, u := range rmws {
-		g, ok := windows[u.Grant]
-		if !ok || u.Start < g.Acquired || u.End > g.End {
+		if outsideWindow(windows, u) {
 			late++
 		}
 	}
 	return late
+}
+
+// byGrant indexes grants by their ID.
+func byGrant(grants []grant) map[int]grant {
+	windows := make(map[int]grant, len(grants))
+	for _, g := range grants {
+		windows[g.ID] = g
+	}
+	return windows
+}
+
+// outsideWindow reports whether u did not lie within the window of its
+// grant, or has no grant in windows.
+func outsideWindow(windows map[int]grant, u rmw) bool {
+	g, ok := windows[u.Grant]
+	return !ok || u.Start < g.Acquired || u.End > g.End
 }
 
 // lateRaces returns, per resource, the pairs of read-modify-writes that
@@ -188,14 +200,7 @@ func lateUses(grants []grant, rmws []rmw) int {
 // fenced resource refuses. A lost update with no such race beside it
 // would be a failure of the lock or of the recorder.
 func lateRaces(grants []grant, rmws []rmw) map[string]int {
-	byID := make(map[int]grant, len(grants))
-	for _, g := range grants {
-		byID[g.ID] = g
-	}
-	late := func(u rmw) bool {
-		g, ok := byID[u.Grant]
-		return !ok || u.Start < g.Acquired || u.End > g.End
-	}
+	byID := byGrant(grants)
 	byResource := map[string][]rmw{}
 	for _, u := range rmws {
 		if g, ok := byID[u.Grant]; ok {
@@ -211,7 +216,7 @@ func lateRaces(grants []grant, rmws []rmw) map[string]int {
 		for _, u := range us {
 			open = slices.DeleteFunc(open, func(o rmw) bool { return o.End <= u.Start })
 			for _, o := range open {
-				if late(o) || late(u) {
+				if outsideWindow(byID, o) || outsideWindow(byID, u) {
 					races[resource]++
 				}
 			}
